@@ -1,0 +1,33 @@
+# optzoo: `make test` and `make run` set everything up themselves on a machine with Python 3.11+.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.optzoo-installed
+# Two workers by default: the project's machines have two cores.
+PYTEST_WORKERS ?= 2
+
+.PHONY: install test run bench lint clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,dev]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+# pytest exits 5 when it collected no tests: that is a failure here, not a pass.
+test: $(STAMP)
+	@MPLBACKEND=Agg $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15 $(PYTEST_ARGS); \
+	rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+run: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/optzoo reproduce all --preset quick
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache .hypothesis

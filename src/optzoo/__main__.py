@@ -1,0 +1,5 @@
+import sys
+
+from optzoo.cli import main
+
+sys.exit(main())

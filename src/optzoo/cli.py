@@ -1,0 +1,160 @@
+"""The ``optzoo`` command: ``list``, ``reproduce``, ``report``.
+
+Heavy imports (NumPy, the areas' libraries) happen only inside the command that needs them, so
+``optzoo --help`` and ``optzoo list`` answer at once.  Every user error -- unknown slug, preset,
+override key, ill-typed value -- is one line on stderr and exit code 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from optzoo import registry
+from optzoo.errors import ConfigError, NotImplementedPaper, OptzooError
+
+EXIT_USAGE = 2
+
+
+def _parse_sets(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {pair!r}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="optzoo",
+        description="The optimization methods of ICLR 2026 papers: use them, check their claims.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p_list = sub.add_parser("list", help="list the registered papers and their status")
+    p_list.add_argument("--markdown", action="store_true", help="print the README's table")
+
+    p_rep = sub.add_parser("reproduce", help="run a paper's reproduction and write its report")
+    p_rep.add_argument("target", help="a paper slug, an area name, or 'all'")
+    p_rep.add_argument("--preset", default="quick", choices=("smoke", "quick", "full"))
+    p_rep.add_argument("--seeds", type=_positive_int, default=None,
+                       help="number of seeds (overrides the preset's)")
+    p_rep.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a preset field (repeatable)")
+    p_rep.add_argument("--jobs", type=_positive_int, default=None,
+                       help="parallel workers (default: number of cores)")
+    p_rep.add_argument("--backend", default="local", choices=("local", "ray"))
+    p_rep.add_argument("--address", default=None,
+                       help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    p_rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p_rep.add_argument("--out", default="runs", type=Path, help="root folder of runs")
+    p_rep.add_argument("--quiet", action="store_true", help="no progress output")
+
+    p_report = sub.add_parser("report", help="rebuild a run's report from its stored trials")
+    p_report.add_argument("rundir", type=Path, help="a run folder, e.g. runs/<slug>/quick")
+    return parser
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(registry.markdown_table())
+        return 0
+    width = max(len(p.slug) for p in registry.PAPERS)
+    for p in registry.PAPERS:
+        print(f"{p.slug:<{width}}  {p.status:<11}  {p.area:<12}  {p.title}")
+    n = sum(p.status == "implemented" for p in registry.PAPERS)
+    print(f"\n{n} implemented, {len(registry.PAPERS) - n} planned")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    overrides = _parse_sets(args.sets)
+    papers = registry.select(args.target)
+    single = len(papers) == 1 and args.target not in (*registry.AREAS, "all")
+    if single and papers[0].status == "planned":
+        papers[0].load()  # raises NotImplementedPaper with the message
+    runnable = [p for p in papers if p.status == "implemented"]
+    if overrides and len(runnable) > 1:
+        raise ConfigError("--set applies to one paper's preset; name a single slug")
+
+    from optzoo.experiment.runner import run
+    from optzoo.report.render import write_index
+
+    failed = []
+    for paper in runnable:
+        try:
+            outcome = run(paper.slug, args.preset, seeds=args.seeds, overrides=overrides,
+                          jobs=args.jobs, backend=args.backend, address=args.address,
+                          device=args.device, out=args.out, progress=not args.quiet)
+        except OptzooError:
+            raise
+        except Exception:  # one paper's failure must not lose the others' results
+            traceback.print_exc()
+            failed.append(paper.slug)
+            continue
+        held = sum(c.held for c in outcome.summary.claims)
+        print(f"{paper.slug} [{args.preset}]: {held}/{len(outcome.summary.claims)} claims held, "
+              f"{outcome.ran} trials run, {outcome.skipped} resumed -> "
+              f"{outcome.outdir / 'report.html'}")
+    if not single:
+        planned = len(papers) - len(runnable)
+        if planned:
+            print(f"{planned} planned papers skipped (not implemented yet)")
+        index = write_index(args.out, registry.PAPERS, args.preset)
+        print(f"index: {index}")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from optzoo.experiment.runner import config_from_dict, summarize_run
+
+    run_json = args.rundir / "run.json"
+    if not run_json.exists():
+        raise ConfigError(f"{args.rundir}: not a run folder (no run.json); "
+                          f"expected e.g. runs/<slug>/<preset>")
+    info = json.loads(run_json.read_text())
+    repro = registry.get(info["slug"]).load()
+    cfg = config_from_dict(repro, info["preset"], info["config"])
+    summary, _ = summarize_run(info["slug"], repro, info["preset"], cfg, args.rundir)
+    held = sum(c.held for c in summary.claims)
+    print(f"{info['slug']} [{info['preset']}]: {held}/{len(summary.claims)} claims held -> "
+          f"{args.rundir / 'report.html'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = {"list": cmd_list, "reproduce": cmd_reproduce, "report": cmd_report}[args.command]
+    try:
+        return handler(args)
+    except (ConfigError, NotImplementedPaper) as err:
+        print(f"optzoo: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except OptzooError as err:
+        print(f"optzoo: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("optzoo: interrupted; finished trials are kept, rerun to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

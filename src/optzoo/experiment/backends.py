@@ -1,0 +1,130 @@
+"""Where trials run: in this process, in a local process pool, or as Ray tasks.
+
+Each backend takes ``(key, trial)`` pairs and yields ``(key, metrics, meta)`` as trials finish,
+in completion order; the runner stores each one the moment it arrives.  All of them call the same
+:func:`execute`, so a trial's result does not depend on where it ran.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import random
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from optzoo.errors import ConfigError
+from optzoo.experiment.core import Trial
+
+BACKENDS = ("local", "ray")
+
+Item = tuple[str, dict[str, Any]]  # (key, trial as dict)
+Done = tuple[str, dict[str, Any], dict[str, Any]]  # (key, metrics, meta)
+
+
+def _clean_metrics(slug: str, trial: Trial, metrics: Any) -> dict[str, Any]:
+    if not isinstance(metrics, dict):
+        raise TypeError(f"{slug}: run_trial must return a dict of metrics, got {type(metrics)}")
+    out: dict[str, Any] = {}
+    for name, value in metrics.items():
+        if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:  # numpy / torch scalar
+            value = value.item()
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise TypeError(
+                f"{slug}: metric {name!r} of trial {trial.method}/{trial.problem}/seed "
+                f"{trial.seed} is a {type(value).__name__}; expected a JSON scalar"
+            )
+        out[str(name)] = value
+    return out
+
+
+def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, dict]:
+    """Run one trial of the reproduction ``slug``; returns ``(metrics, meta)``.
+
+    Module-level so that process pools and Ray can ship it.  Global RNGs are seeded from the
+    trial's seed as a safety net; reproductions draw from their own seeded generators.
+    """
+    from optzoo import registry
+
+    repro = registry.get(slug).load()
+    trial = Trial.from_dict(trial_dict)
+    random.seed(trial.seed)
+    try:
+        import numpy as np
+
+        np.random.seed(trial.seed % 2**32)
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    start = time.perf_counter()
+    metrics = repro.run_trial(trial, device)
+    seconds = time.perf_counter() - start
+    return _clean_metrics(slug, trial, metrics), {"seconds": seconds, "pid": os.getpid()}
+
+
+def run_inline(slug: str, items: Sequence[Item], device: str) -> Iterator[Done]:
+    for key, trial in items:
+        metrics, meta = execute(slug, trial, device)
+        yield key, metrics, meta
+
+
+def run_local(slug: str, items: Sequence[Item], device: str, jobs: int) -> Iterator[Done]:
+    """A process pool of ``jobs`` workers (``jobs == 1`` runs in this process)."""
+    if jobs == 1 or len(items) <= 1:
+        yield from run_inline(slug, items, device)
+        return
+    # CUDA cannot be initialised in forked children; plain CPU work forks fast.
+    ctx = mp.get_context("spawn" if device == "cuda" else "fork")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
+        pending = {pool.submit(execute, slug, trial, device): key for key, trial in items}
+        try:
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    key = pending.pop(fut)
+                    metrics, meta = fut.result()
+                    yield key, metrics, meta
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def run_ray(slug: str, items: Sequence[Item], device: str, jobs: int,
+            address: str | None) -> Iterator[Done]:
+    """Ray tasks, one per trial, on the cluster at ``address`` (or ``RAY_ADDRESS``), or on a
+    local Ray instance of ``jobs`` CPUs started (and shut down) here.
+
+    Every node of an existing cluster must have optzoo installed (``pip install optzoo``).
+    """
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "backend 'ray' needs the ray package: pip install 'optzoo[ray]'"
+        ) from None
+    address = address or os.environ.get("RAY_ADDRESS")
+    started_here = False
+    refs: dict[Any, str] = {}
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+            started_here = True
+    try:
+        task = ray.remote(num_cpus=1, num_gpus=1 if device == "cuda" else 0)(execute)
+        for key, trial in items:
+            refs[task.remote(slug, trial, device)] = key
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            for ref in ready:
+                key = refs.pop(ref)
+                metrics, meta = ray.get(ref)
+                yield key, metrics, meta
+    finally:
+        for ref in list(refs):
+            ray.cancel(ref)
+        if started_here:
+            ray.shutdown()

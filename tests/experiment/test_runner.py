@@ -1,0 +1,126 @@
+"""The runner: determinism, resume, SIGKILL mid-run, Ray equals local, reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from optzoo.errors import ConfigError
+from optzoo.experiment.backends import execute
+from optzoo.experiment.runner import run
+from optzoo.experiment.store import ResultStore
+
+
+def _metrics_by_key(outdir: Path) -> dict[str, dict]:
+    return {r["key"]: r["metrics"] for r in map(json.loads, (outdir / "trials.jsonl").open())}
+
+
+def test_trial_is_deterministic_given_its_seed():
+    t = {"method": "hit-or-miss", "problem": "pi", "seed": 7,
+         "params": {"samples": 500, "sleep": 0.0}}
+    assert execute("_selftest", t, "cpu")[0] == execute("_selftest", t, "cpu")[0]
+
+
+def test_run_writes_reports_and_resumes(tmp_path):
+    first = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    assert first.ran == 4 and first.skipped == 0
+    outdir = tmp_path / "_selftest" / "smoke"
+    for name in ("trials.jsonl", "run.json", "report.md", "report.html", "summary.json",
+                 "estimates.png"):
+        assert (outdir / name).is_file(), name
+    summary = json.loads((outdir / "summary.json").read_text())
+    assert summary["claims_total"] == 2 and summary["n_trials"] == 4
+    assert "data:image/png;base64," in (outdir / "report.html").read_text()
+    again = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    assert again.ran == 0 and again.skipped == 4
+    more = run("_selftest", "smoke", seeds=3, jobs=1, out=tmp_path, progress=False)
+    assert more.ran == 2 and more.skipped == 4  # only the new seed's trials run
+
+
+def test_pool_equals_inline(tmp_path):
+    run("_selftest", "smoke", jobs=1, out=tmp_path / "a", progress=False)
+    run("_selftest", "smoke", jobs=2, out=tmp_path / "b", progress=False)
+    assert (_metrics_by_key(tmp_path / "a" / "_selftest" / "smoke")
+            == _metrics_by_key(tmp_path / "b" / "_selftest" / "smoke"))
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"backend": "slurm"}, "backend"), ({"device": "tpu"}, "device"),
+    ({"jobs": 0}, "jobs"), ({"seeds": 0}, "seeds"),
+])
+def test_bad_run_arguments_are_named(tmp_path, kwargs, needle):
+    with pytest.raises(ConfigError, match=needle):
+        run("_selftest", "smoke", out=tmp_path, progress=False, **kwargs)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_resume_after_sigkill(tmp_path, jobs):
+    """Kill a run (its whole process group) with SIGKILL mid-way, as a dying machine would;
+    also tear the last line as a kill inside ``write`` would.  The rerun must finish every
+    trial exactly once with results equal to an uninterrupted run."""
+    cmd = [sys.executable, "-m", "optzoo", "reproduce", "_selftest", "--preset", "smoke",
+           "--seeds", "6", "--set", "sleep=0.25", "--jobs", str(jobs), "--quiet"]
+    killed_out = tmp_path / "killed"
+    store = killed_out / "_selftest" / "smoke" / "trials.jsonl"
+    proc = subprocess.Popen([*cmd, "--out", str(killed_out)], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if store.exists() and store.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = store.read_text().count("\n")
+    assert 3 <= done_before < 12, "the kill must land mid-run"
+    with store.open("ab") as fh:
+        fh.write(b'{"key": "torn-by-the-kill", "metr')
+
+    subprocess.run([*cmd, "--out", str(killed_out)], check=True, capture_output=True)
+    lines = store.read_text().splitlines()
+    keys = [json.loads(line)["key"] for line in lines]  # every line parses: nothing corrupt
+    assert len(keys) == 12 and len(set(keys)) == 12
+    assert "torn-by-the-kill" not in keys
+
+    clean_out = tmp_path / "clean"
+    subprocess.run([*cmd, "--out", str(clean_out)], check=True, capture_output=True)
+    assert _metrics_by_key(killed_out / "_selftest" / "smoke") == _metrics_by_key(
+        clean_out / "_selftest" / "smoke")
+    assert json.loads((killed_out / "_selftest" / "smoke" / "summary.json").read_text())[
+        "n_trials"] == 12
+
+
+def test_ray_backend_equals_local(tmp_path):
+    import ray
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        for slug in ("_selftest",):
+            run(slug, "smoke", backend="ray", out=tmp_path / "ray", progress=False)
+            run(slug, "smoke", jobs=1, out=tmp_path / "local", progress=False)
+            ray_m = _metrics_by_key(tmp_path / "ray" / slug / "smoke")
+            local_m = _metrics_by_key(tmp_path / "local" / slug / "smoke")
+            assert ray_m and ray_m == local_m
+            assert {json.loads(line)["meta"]["pid"] for line in
+                    (tmp_path / "ray" / slug / "smoke" / "trials.jsonl").open()} != {os.getpid()}
+    finally:
+        ray.shutdown()
+
+
+def test_report_command_rebuilds_from_the_store(tmp_path):
+    from optzoo.cli import main
+
+    run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    outdir = tmp_path / "_selftest" / "smoke"
+    (outdir / "report.html").unlink()
+    (outdir / "summary.json").unlink()
+    assert main(["report", str(outdir)]) == 0
+    assert (outdir / "report.html").is_file()
+    assert len(ResultStore(outdir / "trials.jsonl")) == 4
+    assert main(["report", str(tmp_path)]) == 2  # not a run folder

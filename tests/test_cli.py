@@ -1,0 +1,76 @@
+"""The command line: fast listing, one-line errors with exit code 2, no tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from optzoo import registry
+from optzoo.cli import main
+
+
+def _optzoo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "optzoo", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_help_and_list_answer_in_under_a_second():
+    for args in (["--help"], ["list"]):
+        start = time.perf_counter()
+        proc = _optzoo(*args)
+        assert proc.returncode == 0
+        assert time.perf_counter() - start < 1.0, args
+    assert "numpy" not in _optzoo("list").stderr
+
+
+def test_list_shows_every_paper_with_status(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for p in registry.PAPERS:
+        assert p.slug in out
+    assert "2 implemented, 33 planned" in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["reproduce", "no-such-paper"], "unknown paper 'no-such-paper'"),
+    (["reproduce", "ham"], "ham: the reproduction is planned"),
+    (["reproduce", "_selftest", "--set", "bogus=1"], "unknown override key 'bogus'"),
+    (["reproduce", "_selftest", "--set", "samples=many"], "samples='many': expected"),
+    (["reproduce", "_selftest", "--set", "samples"], "expected key=value"),
+    (["reproduce", "predictions", "--set", "seeds=3"], "name a single slug"),
+])
+def test_user_errors_are_one_line_exit_2(args, needle):
+    proc = _optzoo(*args)
+    assert proc.returncode == 2
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["reproduce", "_selftest", "--preset", "huge"], "invalid choice: 'huge'"),
+    (["reproduce", "_selftest", "--seeds", "0"], "--seeds"),
+    (["reproduce", "_selftest", "--device", "tpu"], "invalid choice: 'tpu'"),
+])
+def test_argparse_errors_exit_2(args, needle):
+    proc = _optzoo(*args)
+    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cuda_without_gpu_is_a_clear_error(tmp_path):
+    proc = _optzoo("reproduce", "_selftest", "--preset", "smoke", "--device", "cuda",
+                   "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert "cuda" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_reproduce_cli_end_to_end(tmp_path):
+    proc = _optzoo("reproduce", "_selftest", "--preset", "smoke", "--jobs", "1",
+                   "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "2/2 claims held" in proc.stdout
+    assert "4/4 trials" in proc.stderr  # plain progress lines when not a terminal
+    assert (tmp_path / "_selftest" / "smoke" / "report.html").is_file()

@@ -1,0 +1,46 @@
+"""Generic checks every implemented reproduction must pass (one table drives them all)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optzoo import registry
+from optzoo.experiment import Preset
+from optzoo.experiment.backends import execute
+from optzoo.experiment.runner import run
+
+IMPLEMENTED = [p.slug for p in registry.PAPERS if p.status == "implemented"]
+
+
+@pytest.mark.parametrize("slug", IMPLEMENTED)
+def test_presets_follow_the_contract(slug):
+    repro = registry.get(slug).load()
+    assert set(repro.presets) >= {"smoke", "quick", "full"}
+    for cfg in repro.presets.values():
+        assert isinstance(cfg, Preset)
+    assert repro.presets["quick"].seeds >= 3
+    assert repro.presets["full"].seeds >= 5
+    trials = repro.trials(repro.presets["quick"])
+    assert len({t.key(slug) for t in trials}) == len(trials)
+
+
+@pytest.mark.parametrize("slug", IMPLEMENTED)
+def test_a_trial_is_deterministic(slug):
+    repro = registry.get(slug).load()
+    trial = repro.trials(repro.presets["smoke"])[0].to_dict()
+    assert execute(slug, trial, "cpu")[0] == execute(slug, trial, "cpu")[0]
+
+
+@pytest.mark.parametrize("slug", IMPLEMENTED)
+def test_smoke_preset_runs_and_reports_claims(slug, tmp_path):
+    outcome = run(slug, "smoke", jobs=1, out=tmp_path, progress=False)
+    assert outcome.summary.claims, "a reproduction must state its claims"
+    for claim in outcome.summary.claims:
+        assert claim.text and claim.evidence and isinstance(claim.held, bool)
+    data = json.loads((outcome.outdir / "summary.json").read_text())
+    assert data["claims_total"] == len(outcome.summary.claims)
+    assert outcome.summary.tables and outcome.summary.figures
+    for fig in outcome.summary.figures:
+        assert fig.path.is_file() and fig.path.read_bytes()[:4] == b"\x89PNG"
