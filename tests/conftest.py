@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def shared_dir() -> Path:
-    """``../shared`` beside the repository (or ``OPTZOO_SHARED``), as on every dev machine and CI."""
+    """``../shared`` beside the repository (or ``OPTZOO_SHARED``), as on dev machines and CI."""
     return Path(os.environ.get("OPTZOO_SHARED", REPO.parent / "shared"))
 
 

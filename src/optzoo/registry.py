@@ -146,7 +146,8 @@ PAPERS: tuple[Paper, ...] = (
        "ConNAS", "nas", "fcKMFIiNFQ"),
     _P("quasi-equivariant-metanetworks", "Quasi-Equivariant Metanetworks",
        "QE-NFN", "metanet", "XMiDpi2mWY"),
-    _P("diversity-topk", "Gradient-Based Diversity Optimization with Differentiable Top-k Objective",
+    _P("diversity-topk",
+       "Gradient-Based Diversity Optimization with Differentiable Top-k Objective",
        "DDT / MDR", "recsys", "cuzWopwoZG"),
 )
 

@@ -101,7 +101,8 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
     figs = []
     for f in summary.figures:
         png = base64.b64encode(Path(f.path).read_bytes()).decode()
-        figs.append(f"<figure><img src='data:image/png;base64,{png}' alt='{html.escape(f.caption)}'>"
+        alt = html.escape(f.caption)
+        figs.append(f"<figure><img src='data:image/png;base64,{png}' alt='{alt}'>"
                     f"<figcaption>{html.escape(f.caption)}</figcaption></figure>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in summary.notes)
     page = f"""<!doctype html><html><head><meta charset='utf-8'>

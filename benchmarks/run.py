@@ -1,0 +1,51 @@
+"""Run every benchmark: each compares an optzoo routine with its peer library on identical inputs,
+in one process, and reports the time ratio (ours / peer; below 1 means we are faster).
+
+Each ``benchmarks/bench_*.py`` defines ``BENCHMARKS``: callables returning
+``{"name", "method", "peer", "method_s", "peer_s"}``.  Results go to stdout as a table and to
+``runs/bench.json``.
+
+Usage: ``make bench`` or ``python benchmarks/run.py [substring ...]``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import platform
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    rows = []
+    for path in sorted(HERE.glob("bench_*.py")):
+        for fn in _load(path).BENCHMARKS:
+            if argv and not any(a in f"{path.stem}.{fn.__name__}" for a in argv):
+                continue
+            row = fn()
+            row["ratio"] = row["method_s"] / row["peer_s"]
+            row["file"] = path.name
+            rows.append(row)
+            print(f"{row['name']:<44} {row['method']:<28} {row['method_s']*1e3:9.2f} ms   "
+                  f"{row['peer']:<30} {row['peer_s']*1e3:9.2f} ms   ratio {row['ratio']:.3g}",
+                  flush=True)
+    out = Path("runs") / "bench.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"python": sys.version.split()[0], "machine": platform.machine(),
+                               "benchmarks": rows}, indent=2) + "\n")
+    print(f"{len(rows)} benchmarks -> {out}")
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
