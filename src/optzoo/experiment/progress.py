@@ -38,6 +38,7 @@ class Progress:
         self._last_line = -float("inf")
         if enabled and not self.tty:
             self._line(f"{label}: {total} trials, {done} already done")
+        self._draw()
 
     def _line(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
@@ -53,19 +54,26 @@ class Progress:
         self.done += n
         if not self.enabled:
             return
-        elapsed = _hms(time.monotonic() - self.start)
         if self.tty:
-            width = 30
-            filled = int(width * self.done / max(self.total, 1))
-            bar = "#" * filled + "-" * (width - filled)
-            self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} "
-                              f"elapsed {elapsed} eta {self._eta()}")
-            self.stream.flush()
-        elif (time.monotonic() - self._last_line >= self.interval
-              or self.done == self.total):
+            self._draw()
+            return
+        elapsed = _hms(time.monotonic() - self.start)
+        if (time.monotonic() - self._last_line >= self.interval
+                or self.done == self.total):
             self._last_line = time.monotonic()
             self._line(f"{self.label}: {self.done}/{self.total} trials, "
                        f"elapsed {elapsed}, eta {self._eta()}")
+
+    def _draw(self) -> None:
+        if not self.tty:
+            return
+        elapsed = _hms(time.monotonic() - self.start)
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} "
+                          f"elapsed {elapsed} eta {self._eta()}")
+        self.stream.flush()
 
     def close(self) -> None:
         if self.enabled and self.tty:
