@@ -1,0 +1,29 @@
+"""Reports and the run index."""
+
+from __future__ import annotations
+
+import json
+
+from optzoo import registry
+from optzoo.experiment.runner import run
+from optzoo.report import write_index
+
+
+def test_index_lists_every_paper_with_claims_and_links(tmp_path):
+    run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    papers = [*registry.PAPERS, registry.get("_selftest")]
+    page = write_index(tmp_path, papers, "smoke").read_text()
+    assert page.count("<tr><td>") == 36
+    assert "<td>2/2</td><td><a href='_selftest/smoke/report.html'>report</a>" in page
+    assert page.count(">planned</td>") >= 33  # status column of the planned papers
+
+
+def test_markdown_report_states_each_claim_with_evidence(tmp_path):
+    outcome = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    md = (outcome.outdir / "report.md").read_text()
+    data = json.loads((outcome.outdir / "summary.json").read_text())
+    assert "## Claims: 2 of 2 held" in md
+    for claim in data["claims"]:
+        assert claim["text"] in md and claim["evidence"] in md
+    assert "| method | estimate | abs_error | n |" in md
+    assert data["config"]["samples"] == 200 and data["run"]["backend"] == "local"
