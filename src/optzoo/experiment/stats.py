@@ -33,6 +33,8 @@ def fmt_ci(mean: float, half: float, digits: int = 4) -> str:
     """``mean ± half`` with ``digits`` significant digits (``±`` omitted when undefined)."""
     if math.isnan(half):
         return f"{mean:.{digits}g}"
+    if half <= 1e-12 * max(1.0, abs(mean)):  # equal values up to rounding: no spread
+        half = 0.0
     return f"{mean:.{digits}g} ± {half:.2g}"
 
 
