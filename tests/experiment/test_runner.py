@@ -101,7 +101,7 @@ def test_ray_backend_equals_local(tmp_path):
     import ray
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        for slug in ("_selftest",):
+        for slug in ("_selftest", "decision-metrics", "predictions-smoothness"):
             run(slug, "smoke", backend="ray", out=tmp_path / "ray", progress=False)
             run(slug, "smoke", jobs=1, out=tmp_path / "local", progress=False)
             ray_m = _metrics_by_key(tmp_path / "ray" / slug / "smoke")

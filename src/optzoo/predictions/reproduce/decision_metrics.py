@@ -1,0 +1,623 @@
+"""Reproduction ``decision-metrics``: Angelopoulos, Dürr & Melidi, *Decision-Theoretic Approaches
+for Improved Learning-Augmented Algorithms* (ICLR 2026, arXiv 2501.17701).
+
+Setting (brief's small-scale reproduction; the prediction model is OURS -- the paper's
+distributions of true values and predictions were not retrieved):
+
+* problems: ski rental ``b = 10, r = 5``; one-max search ``M = 1000, r = 100``; contract
+  scheduling ``r = 4`` (doubling schedules);
+* predictions ``y`` on a log-spaced grid (ski rental ``[b/(r-1), b(r-1)]``, one-max ``[1, M]``,
+  contract ``[1, 16)``); a test instance draws ``y`` uniformly from the grid and the true value
+  ``x = y * exp(σ Z)``, ``Z ~ N(0, 1)`` (clipped to ``[1, M]`` for one-max; worst-case price path
+  given the maximum price);
+* methods: the prediction-free optimum; Pareto choices (follow the prediction within the ideal,
+  BP_ρ / PO1 / PO2, robust-interval endpoints); δ-TOL (δ = 0.2); MAX and AVG with the linear
+  (triangular) weight on ``[y/2, 2y]`` ("half") and ``[0, 2y]`` ("zero"); CVaR_α for
+  ``α ∈ {0, 0.1, 0.5, 0.9}``.  CVaR choices are fitted to a separate *training* draw of
+  ``n_train`` residuals ``exp(σ Z')`` (the distribution the paper's prediction carries);
+* held-out: every policy (fitted at σ where it uses σ) is also tested at ``2σ``.
+
+A trial is (method, problem, seed, σ): the seed fixes the training and the test draws, which are
+shared by every method (paired comparisons).  Metrics are exact per instance (closed forms).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from optzoo.errors import ConfigError
+from optzoo.experiment import (
+    Claim,
+    Figure,
+    Preset,
+    Reproduction,
+    Result,
+    Summary,
+    Table,
+    Trial,
+    aggregate,
+    fmt_ci,
+    mean_ci,
+)
+from optzoo.predictions.contract_scheduling import ContractScheduling
+from optzoo.predictions.decision_metrics import RobustFamily, window_weight
+from optzoo.predictions.one_max import OneMaxSearch
+from optzoo.predictions.ski_rental import SkiRental
+
+PROBLEMS = ("ski_rental", "one_max", "contract")
+WINDOWS = {"half": (0.5, 2.0), "zero": (0.0, 2.0)}
+#: the paper's ski-rental average ratios (MAX 1.344, AVG 1.337, CVaR 1.340/1.349/1.367) are all
+#: within 0.03 of this value
+PAPER_SKI_RATIO = 1.34
+#: Pareto choices that follow the prediction (expected to be brittle)
+BRITTLE = {"ski_rental": "pareto_follow", "one_max": "po1", "contract": "follow"}
+#: thresholds of the brittleness claim, fixed before any run: "a jump of order one" vs "none"
+JUMP_BRITTLE, JUMP_SMOOTH = 0.5, 0.1
+
+
+@dataclass(frozen=True)
+class DecisionMetricsConfig(Preset):
+    """Configuration of the ``decision-metrics`` reproduction.
+
+    Args:
+        seeds: seeds per (method, problem, σ).
+        problems: subset of ``ski_rental``, ``one_max``, ``contract``.
+        sigmas: noise levels σ of the prediction model ``x = y exp(σZ)``.
+        alphas: CVaR levels (each gives a method ``cvar@α``).
+        windows: prediction ranges of the MAX/AVG weights: ``half`` = ``[y/2, 2y]``,
+            ``zero`` = ``[0, 2y]`` (linear, peaked at y).
+        delta: tolerance of the δ-TOL baseline.
+        n_test: test instances per trial.
+        n_train: training residuals the CVaR choices are fitted to.
+        n_pred: size of the prediction grid.
+        n_param: grid size of the 1-D search over the robust interval.
+        n_x: grid size of the prediction range for d_max / d_avg.
+        eta: relative error at which the brittle jump is measured.
+        near_tol: tolerance of "near the paper's 1.34" (fixed before any run).
+    """
+
+    seeds: int = 5
+    problems: tuple[str, ...] = PROBLEMS
+    sigmas: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4)
+    alphas: tuple[float, ...] = (0.0, 0.1, 0.5, 0.9)
+    windows: tuple[str, ...] = ("half", "zero")
+    delta: float = 0.2
+    n_test: int = 10_000
+    n_train: int = 256
+    n_pred: int = 32
+    n_param: int = 257
+    n_x: int = 1025
+    eta: float = 1e-3
+    near_tol: float = 0.10
+
+    def validate(self) -> None:
+        super().validate()
+        if not self.problems or any(p not in PROBLEMS for p in self.problems):
+            raise ConfigError(f"problems: expected a non-empty subset of {PROBLEMS}, "
+                              f"got {self.problems!r}")
+        if not self.sigmas or any(not (0 < s < 5) for s in self.sigmas):
+            raise ConfigError(f"sigmas: expected noise levels in (0, 5), got {self.sigmas!r}")
+        if any(not (0 <= a < 1) for a in self.alphas):
+            raise ConfigError(f"alphas: expected CVaR levels in [0, 1), got {self.alphas!r}")
+        if any(w not in WINDOWS for w in self.windows):
+            raise ConfigError(f"windows: expected names in {tuple(WINDOWS)}, got {self.windows!r}")
+        if not 0 < self.delta < 1:
+            raise ConfigError(f"delta: expected a tolerance in (0, 1), got {self.delta!r}")
+        for name, least in (("n_test", 10), ("n_train", 4), ("n_pred", 2), ("n_param", 5),
+                            ("n_x", 9)):
+            if getattr(self, name) < least:
+                raise ConfigError(f"{name}: expected an integer >= {least}, "
+                                  f"got {getattr(self, name)}")
+        if not 0 < self.eta < 0.1:
+            raise ConfigError(f"eta: expected a relative error in (0, 0.1), got {self.eta!r}")
+        if not self.near_tol > 0:
+            raise ConfigError(f"near_tol: expected a tolerance > 0, got {self.near_tol!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# problems, methods, policies
+# ----------------------------------------------------------------------------------------------
+def make_problem(name: str) -> RobustFamily:
+    """The paper's instance of each problem."""
+    if name == "ski_rental":
+        return SkiRental(b=10.0, r=5.0)
+    if name == "one_max":
+        return OneMaxSearch(M=1000.0, r=100.0)
+    if name == "contract":
+        return ContractScheduling(r=4.0)
+    raise ValueError(f"problem: expected one of {PROBLEMS}, got {name!r}")
+
+
+def prediction_grid(name: str, n: int) -> np.ndarray:
+    """Log-spaced grid of predictions ``y`` of each problem."""
+    if name == "ski_rental":
+        return np.geomspace(10.0 / 4, 10.0 * 4, n)
+    if name == "one_max":
+        return np.geomspace(1.0, 1000.0, n)
+    if name == "contract":
+        return np.geomspace(1.0, 16.0, n + 1)[:-1]
+    raise ValueError(f"problem: expected one of {PROBLEMS}, got {name!r}")
+
+
+def method_names(problem: str, windows: tuple[str, ...], alphas: tuple[float, ...]) -> list[str]:
+    """The methods compared on ``problem``."""
+    base = {"ski_rental": ["prediction_free", "pareto_follow", "bp_rho=b", "bp_rho=b(r-1)",
+                           "endpoint_lo", "endpoint_hi"],
+            "one_max": ["prediction_free", "po1", "po2", "endpoint_lo", "endpoint_hi"],
+            "contract": ["prediction_free", "follow"]}[problem]
+    return [*base, "delta_tol", *[f"{m}@{w}" for w in windows for m in ("max", "avg")],
+            *[f"cvar@{a:g}" for a in alphas]]
+
+
+def _true_values(problem: RobustFamily, y: np.ndarray, factor: np.ndarray) -> np.ndarray:
+    lo, hi = problem.domain
+    return np.clip(y * factor, max(lo, np.finfo(float).tiny), hi)
+
+
+def choose(problem_name: str, method: str, y: float, *, delta: float, n_param: int,
+           n_x: int) -> float:
+    """The parameter a σ-free method picks for the prediction ``y``."""
+    prob: Any = make_problem(problem_name)
+    lo, hi = prob.robust_interval
+    if method == "prediction_free":
+        return {"ski_rental": 10.0, "one_max": math.sqrt(1000.0), "contract": 1.0}[problem_name]
+    if method in ("endpoint_lo", "endpoint_hi"):
+        return float(lo if method == "endpoint_lo" else hi)
+    if method == "pareto_follow":
+        return float(prob.pareto_follow(y))
+    if method == "bp_rho=b":
+        return float(prob.bp(y, 10.0))
+    if method == "bp_rho=b(r-1)":
+        return float(prob.bp(y, hi))
+    if method in ("po1", "po2"):
+        return float(getattr(prob, method)(y))
+    if method == "follow":
+        return float(prob.follow(y))
+    if method == "delta_tol":
+        return prob.delta_tolerant(y, delta, n_grid=n_param, n_x=n_x).x
+    kind, _, wname = method.partition("@")
+    if kind in ("max", "avg") and wname in WINDOWS:
+        w = window_weight(y, *WINDOWS[wname], "triangular", prob.domain)
+        best = prob.max_optimal if kind == "max" else prob.avg_optimal
+        return best(y, w, n_grid=n_param, n_x=n_x).x
+    raise ValueError(f"method: unknown method {method!r} for problem {problem_name!r}")
+
+
+@lru_cache(maxsize=512)
+def _fixed_policy(problem_name: str, method: str, n_pred: int, delta: float, n_param: int,
+                  n_x: int) -> tuple[float, ...]:
+    """Parameters of a policy that does not depend on σ or the seed, one per grid prediction
+    (cached per process: MAX/AVG searches are shared by every seed and σ)."""
+    return tuple(choose(problem_name, method, float(y), delta=delta, n_param=n_param, n_x=n_x)
+                 for y in prediction_grid(problem_name, n_pred))
+
+
+def _train_factors(seed: int, sigma: float, n_train: int) -> np.ndarray:
+    z = np.random.default_rng([seed, 1]).standard_normal(n_train)
+    return np.exp(sigma * z)
+
+
+@lru_cache(maxsize=512)
+def _cvar_policy(problem_name: str, alpha: float, n_pred: int, sigma: float, seed: int,
+                 n_train: int, n_param: int) -> tuple[float, ...]:
+    prob = make_problem(problem_name)
+    ys = prediction_grid(problem_name, n_pred)
+    fac = _train_factors(seed, sigma, n_train)
+    return tuple(prob.cvar_optimal(float(y), _true_values(prob, y, fac), alpha,
+                                   n_grid=n_param).x for y in ys)
+
+
+def policy(problem_name: str, method: str, p: dict[str, Any], seed: int) -> np.ndarray:
+    """The parameter each method picks for every grid prediction (``n_pred``)."""
+    if method.startswith("cvar@"):
+        alpha = float(method.partition("@")[2])
+        return np.array(_cvar_policy(problem_name, alpha, p["n_pred"], p["sigma"], seed,
+                                     p["n_train"], p["n_param"]))
+    return np.array(_fixed_policy(problem_name, method, p["n_pred"], p["delta"], p["n_param"],
+                                  p["n_x"]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the contract
+# ----------------------------------------------------------------------------------------------
+def trials(cfg: DecisionMetricsConfig) -> list[Trial]:
+    """One trial per (problem, σ, method, seed)."""
+    out = []
+    for prob in cfg.problems:
+        for sigma in cfg.sigmas:
+            for method in method_names(prob, cfg.windows, cfg.alphas):
+                for seed in range(cfg.seeds):
+                    out.append(Trial(method=method, problem=prob, seed=seed, params={
+                        "sigma": float(sigma), "alphas": list(cfg.alphas),
+                        "windows": list(cfg.windows), "delta": cfg.delta,
+                        "n_test": cfg.n_test, "n_train": cfg.n_train, "n_pred": cfg.n_pred,
+                        "n_param": cfg.n_param, "n_x": cfg.n_x, "eta": cfg.eta}))
+    return out
+
+
+def _evaluate(prob: RobustFamily, T: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
+    ratio = prob.ratio(T, x)
+    value = prob.alg_value(T, x)
+    return float(ratio.mean()), float(value.mean()), float(prob.opt(x).mean())
+
+
+def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
+    """Fit the method's policy, then measure it exactly on the seed's test draws."""
+    p = dict(trial.params)
+    prob = make_problem(trial.problem)
+    ys = prediction_grid(trial.problem, p["n_pred"])
+    T = policy(trial.problem, trial.method, p, trial.seed)
+    sigma = float(p["sigma"])
+
+    # robustness by the exact worst case
+    rob = prob.robustness(T)
+    r = float(prob.r)  # type: ignore[attr-defined]
+    out: dict[str, Any] = {"r": r, "max_robustness": float(rob.max()),
+                           "robust": bool(np.all(rob <= r * (1 + 1e-9)))}
+
+    # test draws (shared by every method of this seed), at σ and at 2σ (held out)
+    rng = np.random.default_rng([trial.seed, 2])
+    idx = rng.integers(0, ys.size, size=p["n_test"])
+    z = rng.standard_normal(p["n_test"])
+    for tag, s in (("", sigma), ("heldout_", 2 * sigma)):
+        x = _true_values(prob, ys[idx], np.exp(s * z))
+        avg, val, opt = _evaluate(prob, T[idx], x)
+        out[f"{tag}avg_ratio"] = avg
+        out[f"{tag}mean_value"] = val
+        out[f"{tag}mean_opt"] = opt
+        out[f"{tag}ideal_avg_ratio"] = float(prob.ideal_ratio(x).mean())
+        if not tag:
+            alg = prob.alg_value(T[idx], x)
+            for a in p["alphas"]:
+                out[f"test_acons_{a:g}"] = _acons(prob, alg, x, a)
+
+    # the measures each choice is judged by, averaged over the prediction grid
+    fac = _train_factors(trial.seed, sigma, p["n_train"])
+    dm = {w: [] for w in p["windows"]}
+    da = {w: [] for w in p["windows"]}
+    ac = {a: [] for a in p["alphas"]}
+    jumps, cgap = [], []
+    for k, y in enumerate(ys):
+        y = float(y)
+        t = T[k:k + 1]
+        for w in p["windows"]:
+            wt = window_weight(y, *WINDOWS[w], "triangular", prob.domain)
+            dm[w].append(float(prob.d_max(t, y, wt, p["n_x"])[0]))
+            da[w].append(float(prob.d_avg(t, y, wt, p["n_x"])[0]))
+        atoms = _true_values(prob, np.float64(y), fac)
+        for a in p["alphas"]:
+            ac[a].append(float(prob.alpha_consistency(t, atoms, a)[0]))
+        jumps.append(float(prob.brittleness(t, y, p["eta"])[0]))
+        cgap.append(float(prob.gap(t, np.array([y]))[0]))
+    for w in p["windows"]:
+        out[f"dmax_{w}"] = float(np.mean(dm[w]))
+        out[f"davg_{w}"] = float(np.mean(da[w]))
+    for a in p["alphas"]:
+        out[f"acons_{a:g}"] = float(np.mean(ac[a]))
+    out["jump_mean"] = float(np.mean(jumps))
+    out["jump_max"] = float(np.max(jumps))
+    out["consistency_gap"] = float(np.mean(cgap))
+    out["param_mean"] = float(T.mean())
+    return out
+
+
+def _acons(prob: RobustFamily, alg: np.ndarray, x: np.ndarray, alpha: float) -> float:
+    from optzoo.predictions.decision_metrics import alpha_consistency
+
+    return float(alpha_consistency(alg, prob.opt(x), alpha, kind=prob.kind))
+
+
+# ----------------------------------------------------------------------------------------------
+# summary: tables, figures, claims
+# ----------------------------------------------------------------------------------------------
+def _cell(results: list[Result], metric: str) -> tuple[float, float]:
+    vals = [float(r.metrics[metric]) for r in results if r.metrics.get(metric) is not None]
+    return mean_ci(vals) if vals else (math.nan, math.nan)
+
+
+def _by(results: list[Result], **match: Any) -> list[Result]:
+    out = []
+    for r in results:
+        ok = True
+        for k, v in match.items():
+            got = getattr(r.trial, k) if k in ("method", "problem", "seed") else r.trial.params[k]
+            if got != v:
+                ok = False
+                break
+        if ok:
+            out.append(r)
+    return out
+
+
+def _fmt(results: list[Result], metric: str) -> str:
+    m, h = _cell(results, metric)
+    return fmt_ci(m, h) if not math.isnan(m) else "—"
+
+
+def _claim_robust(results: list[Result]) -> Claim:
+    parts, held = [], True
+    for prob in dict.fromkeys(r.trial.problem for r in results):
+        rs = _by(results, problem=prob)
+        worst = max(float(r.metrics["max_robustness"]) for r in rs)
+        bad = sorted({r.trial.method for r in rs if not r.metrics["robust"]})
+        held &= not bad
+        parts.append(f"{prob}: worst exact robustness {worst:.6g} <= r = "
+                     f"{float(rs[0].metrics['r']):g} over {len(rs)} trials"
+                     + (f"; NOT robust: {bad}" if bad else ""))
+    return Claim(text="Every selected algorithm (prediction-free, Pareto, δ-TOL, MAX, AVG, CVaR) "
+                      "is r-robust, checked by its exact worst-case ratio.",
+                 evidence="; ".join(parts), held=held)
+
+
+def _claim_own_measure(results: list[Result], cfg: DecisionMetricsConfig) -> Claim:
+    parts, held = [], True
+    for prob in dict.fromkeys(r.trial.problem for r in results):
+        rs = _by(results, problem=prob)
+        measures = [(f"dmax_{w}", f"max@{w}") for w in cfg.windows]
+        measures += [(f"davg_{w}", f"avg@{w}") for w in cfg.windows]
+        measures += [(f"acons_{a:g}", f"cvar@{a:g}") for a in cfg.alphas]
+        for metric, own in measures:
+            viol, n, own_v, best_v = 0, 0, [], []
+            for key in {(r.trial.params["sigma"], r.trial.seed) for r in rs}:
+                grp = [r for r in rs if (r.trial.params["sigma"], r.trial.seed) == key]
+                mine = [float(r.metrics[metric]) for r in grp if r.trial.method == own]
+                other = [float(r.metrics[metric]) for r in grp if r.trial.method != own]
+                if not mine or not other:
+                    continue
+                n += 1
+                own_v.append(mine[0])
+                best_v.append(min(other))
+                if mine[0] > min(other) + 1e-9 + 1e-6 * abs(min(other)):
+                    viol += 1
+            if n:
+                held &= viol == 0
+                mo, ho = mean_ci(own_v)
+                mb, hb = mean_ci(best_v)
+                parts.append(f"{prob} {metric}: {own} {fmt_ci(mo, ho)} vs best other "
+                             f"{fmt_ci(mb, hb)} ({viol}/{n} cells violated)")
+    return Claim(text="Each measure's optimal choice (MAX for d_max, AVG for d_avg, CVaR_α for "
+                      "α-consistency) minimises its own measure among all candidate algorithms.",
+                 evidence="; ".join(parts), held=held)
+
+
+def _claim_brittle(results: list[Result]) -> Claim:
+    parts, held = [], True
+    for prob in dict.fromkeys(r.trial.problem for r in results):
+        rs = _by(results, problem=prob)
+        pareto = _cell(_by(rs, method=BRITTLE[prob]), "jump_mean")
+        smooth = {m: _cell(_by(rs, method=m), "jump_mean")
+                  for m in dict.fromkeys(r.trial.method for r in rs)
+                  if m.startswith(("max@", "avg@"))}
+        ok = pareto[0] >= JUMP_BRITTLE and all(v[0] <= JUMP_SMOOTH for v in smooth.values())
+        held &= ok
+        parts.append(f"{prob}: {BRITTLE[prob]} jump {fmt_ci(*pareto)}; "
+                     + ", ".join(f"{m} {fmt_ci(*v)}" for m, v in smooth.items()))
+    return Claim(text=f"Pareto choices that follow the prediction are brittle: the distance to "
+                      f"the ideal jumps as the error η → 0⁺ (mean jump over the prediction grid "
+                      f">= {JUMP_BRITTLE}), while MAX/AVG choices do not (mean jump <= "
+                      f"{JUMP_SMOOTH}); jump = sup_(|x-y|<=ηy) g(x) - g(y), "
+                      f"g = pr(A) - pr(I_r), η = 1e-3.",
+                 evidence="; ".join(parts), held=held)
+
+
+def _ours(methods: list[str]) -> list[str]:
+    return [m for m in methods if m.startswith(("max@", "avg@"))
+            or (m.startswith("cvar@") and m != "cvar@0")]
+
+
+def _claim_ski_vs_bp(results: list[Result], tag: str = "") -> Claim | None:
+    rs = _by(results, problem="ski_rental")
+    if not rs:
+        return None
+    methods = list(dict.fromkeys(r.trial.method for r in rs))
+    parts, held = [], True
+    for sigma in dict.fromkeys(r.trial.params["sigma"] for r in rs):
+        rss = _by(rs, sigma=sigma)
+        bp = {m: _cell(_by(rss, method=m), f"{tag}avg_ratio")
+              for m in ("bp_rho=b", "bp_rho=b(r-1)")}
+        ours = {m: _cell(_by(rss, method=m), f"{tag}avg_ratio") for m in _ours(methods)}
+        best_bp = min(v[0] for v in bp.values())
+        ok = all(v[0] < best_bp for v in ours.values())
+        held &= ok
+        s_test = 2 * sigma if tag else sigma
+        parts.append(f"σ_fit={sigma:g}, σ_test={s_test:g}: "
+                     + ", ".join(f"{m} {fmt_ci(*v)}" for m, v in ours.items())
+                     + " | " + ", ".join(f"{m} {fmt_ci(*v)}" for m, v in bp.items()))
+    if tag:
+        text = ("Held-out: MAX/AVG/CVaR choices fitted at σ still have a lower average ratio "
+                "than both BP_ρ baselines when the true noise is 2σ (ski rental).")
+    else:
+        text = ("Ski rental (b=10, r=5): the average performance ratio of MAX, AVG and CVaR_α "
+                "(α=0.1, 0.5, 0.9) is below that of the Pareto baselines BP_(ρ=b) and "
+                "BP_(ρ=b(r-1)) (paper: 1.337-1.367 vs 1.677-2.219), at every σ.")
+    return Claim(text=text, evidence="; ".join(parts), held=held)
+
+
+def _claim_ski_near(results: list[Result], cfg: DecisionMetricsConfig) -> Claim | None:
+    rs = _by(results, problem="ski_rental")
+    if not rs:
+        return None
+    methods = list(dict.fromkeys(r.trial.method for r in rs))
+    parts, held = [], True
+    for sigma in dict.fromkeys(r.trial.params["sigma"] for r in rs):
+        rss = _by(rs, sigma=sigma)
+        vals = {m: _cell(_by(rss, method=m), "avg_ratio") for m in _ours(methods)}
+        held &= all(abs(v[0] - PAPER_SKI_RATIO) <= cfg.near_tol for v in vals.values())
+        parts.append(f"σ={sigma:g}: " + ", ".join(f"{m} {fmt_ci(*v)}" for m, v in vals.items()))
+    return Claim(text=f"Ski rental: the average ratio of MAX/AVG/CVaR lands near the paper's "
+                      f"1.34 (tolerance ±{cfg.near_tol:g}, fixed beforehand) at every σ.  The "
+                      f"paper's prediction distribution was not retrieved; ours is "
+                      f"x = y·exp(σZ), so this comparison is only indicative.",
+                 evidence="; ".join(parts), held=held)
+
+
+def _claim_one_max(results: list[Result], tag: str = "") -> Claim | None:
+    rs = _by(results, problem="one_max")
+    if not rs:
+        return None
+    parts, held = [], True
+    for sigma in dict.fromkeys(r.trial.params["sigma"] for r in rs):
+        rss = _by(rs, sigma=sigma)
+        ratio = {m: _cell(_by(rss, method=m), f"{tag}avg_ratio")
+                 for m in ("max@half", "po1", "delta_tol")}
+        profit = {m: _cell(_by(rss, method=m), f"{tag}mean_value")
+                  for m in ("cvar@0.1", "max@half", "avg@half", "po1", "delta_tol")}
+        if any(math.isnan(v[0]) for v in (*ratio.values(), *profit.values())):
+            continue
+        ok = (ratio["max@half"][0] < min(ratio["po1"][0], ratio["delta_tol"][0])
+              and profit["cvar@0.1"][0] >= max(v[0] for m, v in profit.items() if m != "cvar@0.1"))
+        held &= ok
+        parts.append(f"σ={sigma:g}{' (tested at 2σ)' if tag else ''}: avg ratio "
+                     + ", ".join(f"{m} {fmt_ci(*v)}" for m, v in ratio.items())
+                     + "; expected profit " + ", ".join(f"{m} {fmt_ci(*v)}"
+                                                        for m, v in profit.items()))
+    if not parts:
+        return None
+    pre = "Held-out (fitted at σ, tested at 2σ): " if tag else ""
+    return Claim(text=pre + "One-max (M=1000, r=100): MAX has a lower average ratio than PO1 and "
+                            "δ-TOL (paper 4.394 vs 4.630 / 10.009) and CVaR_0.1 the highest "
+                            "expected profit among CVaR_0.1, MAX, AVG, PO1, δ-TOL (paper 35.8).",
+                 evidence="; ".join(parts), held=held)
+
+
+def _figures(results: list[Result], outdir: Path, p0: dict[str, Any]) -> list[Figure]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figs = []
+    problems = list(dict.fromkeys(r.trial.problem for r in results))
+    fig, axes = plt.subplots(1, len(problems), figsize=(5.5 * len(problems), 4.2), squeeze=False)
+    for ax, prob in zip(axes[0], problems, strict=True):
+        rs = _by(results, problem=prob)
+        methods = list(dict.fromkeys(r.trial.method for r in rs))
+        sigmas = list(dict.fromkeys(r.trial.params["sigma"] for r in rs))
+        for j, s in enumerate(sigmas):
+            for tag, mk in (("", "o"), ("heldout_", "x")):
+                cells = [_cell(_by(rs, method=m, sigma=s), f"{tag}avg_ratio") for m in methods]
+                xs = np.arange(len(methods)) + 0.12 * (2 * j + (tag != "")) - 0.1
+                ax.errorbar(xs, [c[0] for c in cells], yerr=[0 if math.isnan(c[1]) else c[1]
+                                                             for c in cells],
+                            fmt=mk, ms=4, capsize=2,
+                            label=f"σ={s:g}" + (" test@2σ" if tag else ""))
+        ax.set_xticks(range(len(methods)), methods, rotation=70, fontsize=7)
+        ax.set_ylabel("average performance ratio")
+        ax.set_title(prob)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    path = outdir / "decision_metrics_avg_ratio.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    figs.append(Figure(path, "Average performance ratio (mean ± 95% CI over seeds) per method; "
+                             "crosses: the same policies tested at 2σ (held out)."))
+
+    # error-vs-performance curves for one prediction per problem (the paper's pictures)
+    fig, axes = plt.subplots(1, len(problems), figsize=(5.5 * len(problems), 4.0), squeeze=False)
+    show = {"ski_rental": (8.0, ["pareto_follow", "bp_rho=b", "prediction_free"]),
+            "one_max": (30.0, ["po1", "po2", "delta_tol"]),
+            "contract": (1.5, ["follow", "prediction_free", "delta_tol"])}
+    for ax, prob in zip(axes[0], problems, strict=True):
+        pr = make_problem(prob)
+        y, base = show[prob]
+        lo_x, hi_x = max(y / 4, pr.domain[0] + 1e-9), min(4 * y, pr.domain[1])
+        xs = np.linspace(lo_x, hi_x, 1500)
+        kw = {"delta": p0["delta"], "n_param": p0["n_param"], "n_x": p0["n_x"]}
+        curves = {m: choose(prob, m, y, **kw) for m in (*base, "max@half", "avg@half")}
+        for m, t in curves.items():
+            ax.plot(xs, pr.ratio(t, xs), lw=1.2, label=f"{m} (param {t:.3g})")
+        ax.plot(xs, pr.ideal_ratio(xs), "k--", lw=1, label="ideal I_r")
+        ax.axvline(y, color="grey", lw=0.8)
+        ax.set_xlabel("true value x (prediction y at the grey line)")
+        ax.set_ylabel("pr(A, x)")
+        ax.set_title(f"{prob}, y = {y:g}")
+        if prob == "one_max":
+            ax.set_yscale("log")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    path = outdir / "decision_metrics_curves.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    figs.append(Figure(path, "Performance ratio against the true value for one prediction: "
+                             "Pareto choices jump right next to y, MAX/AVG (window [y/2, 2y]) "
+                             "stay close to the ideal I_r over the window."))
+    return figs
+
+
+def summarize(results: list[Result], cfg: DecisionMetricsConfig, outdir: Path) -> Summary:
+    """Tables (mean ± 95% CI across seeds), two figures and the claims."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    tables: list[Table] = []
+    for prob in dict.fromkeys(r.trial.problem for r in results):
+        rs = _by(results, problem=prob)
+        tables.append(aggregate(rs, by=["sigma", "method"],
+                                metrics=["avg_ratio", "mean_value", "heldout_avg_ratio",
+                                         "heldout_mean_value", "max_robustness", "jump_mean"],
+                                title=f"{prob}: test performance (σ; held out at 2σ)"))
+        own = [f"dmax_{w}" for w in cfg.windows] + [f"davg_{w}" for w in cfg.windows]
+        own += [f"acons_{a:g}" for a in cfg.alphas]
+        tables.append(aggregate(rs, by=["sigma", "method"], metrics=own,
+                                title=f"{prob}: the paper's measures (mean over the prediction "
+                                      f"grid; CVaR on the training draw)"))
+    claims = [_claim_robust(results), _claim_own_measure(results, cfg), _claim_brittle(results)]
+    for c in (_claim_ski_vs_bp(results), _claim_ski_near(results, cfg),
+              _claim_ski_vs_bp(results, "heldout_"), _claim_one_max(results),
+              _claim_one_max(results, "heldout_")):
+        if c is not None:
+            claims.append(c)
+    p0 = dict(results[0].trial.params) if results else {"delta": cfg.delta, "n_param": cfg.n_param,
+                                                         "n_x": cfg.n_x}
+    figures = _figures(results, outdir, p0) if results else []
+    notes = [
+        "The paper's distributions of true values and predictions were not retrieved. Ours: the "
+        "prediction y is uniform on a log-spaced grid, the true value x = y·exp(σZ) (one-max: "
+        "clipped to [1, M], adversarial price path given the maximum).",
+        "BP_ρ (Benomar & Perchet 2025) is our reconstruction: buy at b/(r-1) if y >= b, else at "
+        "ρ; PO1/PO2 (Sun et al. 2021) are our readings (clip(y, M/r, r) and max(M/r, ry/M)); "
+        "δ-TOL is the best worst case over [(1-δ)y, (1+δ)y] with δ = "
+        f"{cfg.delta:g}.  The paper's exact rules may differ.",
+        "Contract scheduling: the candidate family is the doubling schedules λ2^i, λ ∈ [1, 2] "
+        "(inferred), with the ideal I_4 = 2 over that family; the CVaR choice uses the lost "
+        "contract length T - ℓ.",
+        "MAX/AVG/CVaR optima come from a grid + bounded-Brent search over the robust interval "
+        "(CVaR also over its exact candidate points), not the paper's closed forms "
+        "(not retrieved).  CVaR choices are fitted on a training draw separate from the test "
+        "draw; the set 𝓕 of distributions is the single fitted distribution.",
+        "One-max and contract: inputs are identified with their scalar x by the worst case over "
+        "inputs with that x; I_r is the lower envelope of the r-robust family.",
+    ]
+    return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
+
+
+PRESETS = {
+    "smoke": DecisionMetricsConfig(seeds=2, problems=PROBLEMS, sigmas=(0.2,),
+                                   windows=("half",), n_test=300, n_train=32, n_pred=4,
+                                   n_param=33, n_x=129),
+    "quick": DecisionMetricsConfig(seeds=3, problems=("ski_rental",), sigmas=(0.1, 0.4),
+                                   windows=("half", "zero"), n_test=2000, n_train=128,
+                                   n_pred=24, n_param=129, n_x=513),
+    "full": DecisionMetricsConfig(seeds=5, problems=PROBLEMS, sigmas=(0.05, 0.1, 0.2, 0.4),
+                                  windows=("half", "zero"), n_test=10_000, n_train=256,
+                                  n_pred=32, n_param=257, n_x=1025),
+}
+
+REPRODUCTION = Reproduction(
+    slug="decision-metrics",
+    presets=PRESETS,
+    trials=trials,
+    run_trial=run_trial,
+    summarize=summarize,
+    description=(
+        "Ski rental (b=10, r=5), one-max search (M=1000, r=100) and contract scheduling (r=4) "
+        "with a noisy prediction x = y·exp(σZ): the r-robust choices that minimise the paper's "
+        "distance measures (MAX, AVG, linear weight on [y/2, 2y] and [0, 2y]) and CVaR_α "
+        "risk, against the prediction-free optimum, Pareto choices (BP_ρ, PO1/PO2, follow the "
+        "prediction) and δ-TOL; exact ratios per instance, test at σ and held out at 2σ."),
+)
