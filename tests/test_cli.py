@@ -54,10 +54,13 @@ def test_user_errors_are_one_line_exit_2(args, needle):
     (["reproduce", "_selftest", "--preset", "huge"], "invalid choice: 'huge'"),
     (["reproduce", "_selftest", "--seeds", "0"], "--seeds"),
     (["reproduce", "_selftest", "--device", "tpu"], "invalid choice: 'tpu'"),
+    (["reproduce"], "required: target"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
 ])
-def test_argparse_errors_exit_2(args, needle):
+def test_argparse_errors_are_one_line_exit_2(args, needle):
     proc = _optzoo(*args)
     assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_cuda_without_gpu_is_a_clear_error(tmp_path):

@@ -39,12 +39,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``optzoo: error: ...``) and exit code 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"optzoo: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="optzoo",
         description="The optimization methods of ICLR 2026 papers: use them, check their claims.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
 
     p_list = sub.add_parser("list", help="list the registered papers and their status")
     p_list.add_argument("--markdown", action="store_true", help="print the README's table")

@@ -106,7 +106,8 @@ def summarize_run(slug: str, repro: Reproduction, preset: str, cfg: Preset, outd
                           f"rerun `optzoo reproduce {slug} --preset {preset}` to finish them")
     os.environ.setdefault("MPLBACKEND", "Agg")
     summary = repro.summarize(results, cfg, outdir)
-    write_reports(outdir, registry.get(slug), preset, cfg, summary, results, extra or {})
+    write_reports(outdir, registry.get(slug), preset, cfg, summary, results, extra or {},
+                  description=repro.description)
     return summary, results
 
 

@@ -72,15 +72,20 @@ def _claims_md(data: dict[str, Any]) -> list[str]:
 
 
 def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary: Summary,
-                  results: Sequence[Result], extra: dict[str, Any]) -> dict[str, Any]:
+                  results: Sequence[Result], extra: dict[str, Any],
+                  description: str = "") -> dict[str, Any]:
     """Write ``summary.json``, ``report.md`` and ``report.html`` into ``outdir``."""
     data = summary_dict(paper, preset, cfg, summary, results, extra)
+    data["description"] = description
     (outdir / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
 
     cfg_line = ", ".join(f"{k}={v}" for k, v in data["config"].items())
     md = [f"# {paper.title}", "",
           f"`{paper.slug}` · area `{paper.area}` · preset `{preset}` · {len(results)} trials",
-          "", f"Configuration: {cfg_line}", ""]
+          ""]
+    if description:
+        md += [description, ""]
+    md += [f"Configuration: {cfg_line}", ""]
     md += _claims_md(data)
     md += ["", "## Results (mean ± 95% CI across seeds)", ""]
     for t in summary.tables:
@@ -110,6 +115,7 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
 <h1>{html.escape(paper.title)}</h1>
 <p><code>{html.escape(paper.slug)}</code> · area <code>{paper.area}</code> · preset
 <code>{preset}</code> · {len(results)} trials</p>
+{f"<p>{html.escape(description)}</p>" if description else ""}
 <p><small>Configuration: {html.escape(cfg_line)}</small></p>
 <h2>Claims: {data['claims_held']} of {data['claims_total']} held</h2><ol>{claims_html}</ol>
 <h2>Results (mean ± 95% CI across seeds)</h2>{''.join(_html_table(t) for t in summary.tables)}
