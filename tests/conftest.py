@@ -6,8 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# CI explores the same examples on every run, so a red build is reproducible; a local run
+# explores new ones each time.  No per-example deadline: CI machines are shared and slow.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 REPO = Path(__file__).resolve().parents[1]
 
