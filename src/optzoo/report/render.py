@@ -133,25 +133,36 @@ text-align:left}th{background:#f3f3f3}li.held b{color:#17702a}li.not b{color:#b0
 img{max-width:100%}figure{margin:1em 0}figcaption{font-style:italic}"""
 
 
-def write_index(root: Path, papers: Sequence[Paper], preset: str) -> Path:
-    """``<root>/index.html``: one row per paper, its claims held / total and a report link."""
+def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) -> Path:
+    """``<root>/index.html``: one row per paper with its status and, for every preset that has
+    been run under ``root``, the claims held / total linked to that report.
+
+    ``preset`` (the one just run) is listed even if no paper has results for it yet.
+    """
+    from optzoo.experiment.core import PRESET_NAMES
+
+    presets = [p for p in PRESET_NAMES
+               if p == preset or any((root / x.slug / p / "summary.json").exists()
+                                      for x in papers)]
     rows = []
     for p in papers:
-        summary = root / p.slug / preset / "summary.json"
-        if summary.exists():
-            data = json.loads(summary.read_text())
-            held, total = data["claims_held"], data["claims_total"]
-            cell = f"{held}/{total}"
-            link = f"<a href='{p.slug}/{preset}/report.html'>report</a>"
-        else:
-            cell = "—"
-            link = "planned" if p.status == "planned" else "not run"
+        cells = []
+        for name in presets:
+            summary = root / p.slug / name / "summary.json"
+            if summary.exists():
+                data = json.loads(summary.read_text())
+                cells.append(f"<td><a href='{p.slug}/{name}/report.html'>"
+                             f"{data['claims_held']}/{data['claims_total']}</a></td>")
+            else:
+                cells.append("<td>—</td>")
         rows.append(f"<tr><td><code>{p.slug}</code></td><td>{html.escape(p.title)}</td>"
-                    f"<td>{p.area}</td><td>{p.status}</td><td>{cell}</td><td>{link}</td></tr>")
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>optzoo runs · {preset}"
-            f"</title><style>{_CSS}</style></head><body><h1>optzoo reproductions · preset "
-            f"<code>{preset}</code></h1><table><thead><tr><th>slug</th><th>paper</th><th>area"
-            f"</th><th>status</th><th>claims held</th><th>report</th></tr></thead><tbody>"
+                    f"<td>{p.area}</td><td>{p.status}</td>{''.join(cells)}</tr>")
+    head = "".join(f"<th>claims held ({name})</th>" for name in presets)
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>optzoo reproductions"
+            f"</title><style>{_CSS}</style></head><body><h1>optzoo reproductions</h1>"
+            f"<p>{sum(p.status == 'implemented' for p in papers)} of {len(papers)} papers "
+            f"implemented. Each cell links to the report of that preset.</p><table><thead><tr>"
+            f"<th>slug</th><th>paper</th><th>area</th><th>status</th>{head}</tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></body></html>\n")
     path = root / "index.html"
     path.write_text(page)
