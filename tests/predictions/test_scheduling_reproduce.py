@@ -48,3 +48,16 @@ def test_smoke_preset_end_to_end(tmp_path):
         assert isinstance(c.held, bool) and c.evidence
     ratios = [r.metrics["worst_ratio"] for r in results if "worst_ratio" in r.metrics]
     assert all(v >= 1 - 1e-9 and math.isfinite(v) for v in ratios)
+
+
+def test_large_error_thm41_claim(tmp_path):
+    """Beyond 1 + √3 the construction must force SPJF and RR to ~2 (the paper's bound)."""
+    cfg = SmoothnessConfig(single_etas=(), identical_etas=(), related_etas=(),
+                           thm41_etas=(1.41, 3.0), thm41_n=200, thm51_etas=(), thm61_ks=())
+    results = [Result(t, REPRODUCTION.run_trial(t, "cpu"), {})
+               for t in REPRODUCTION.trials(cfg)]
+    claims = {c.text.split(":")[0]: c for c in REPRODUCTION.summarize(results, cfg, tmp_path)
+              .claims}
+    large = claims["Thm 4.1 (large error)"]
+    assert large.held and "spjf η=3.0" in large.evidence and "rr η=3.0" in large.evidence
+    assert "η=3.0" not in claims["Thm 4.1"].evidence  # the η ≤ η* claim keeps to its range

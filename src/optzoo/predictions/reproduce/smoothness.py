@@ -471,6 +471,21 @@ def summarize(results: list[Result], cfg: SmoothnessConfig, outdir: Path) -> Sum
             evidence="; ".join(f"{r.trial.method} η={r.trial.params['eta']}: "
                                f"{float(r.metrics['ratio']):.4f}" for r in rs),
             held=ok))
+    # Beyond 1 + sqrt(3) the paper's lower bound is 2 (the construction degrades to RR-like
+    # behaviour); between eta* and 1 + sqrt(3) its piecewise lambda(eta) was not retrieved.
+    eta_two = 1.0 + math.sqrt(3.0)
+    rs = [r for r in by_problem.get("thm41", [])
+          if r.trial.method in ("spjf", "rr") and float(r.trial.params["eta"]) >= eta_two]
+    if rs:
+        ok = all(float(r.metrics["ratio"]) >= (1 - THM41_TOL) * 2.0 and r.metrics["informative"]
+                 for r in rs)
+        claims.append(Claim(
+            text=f"Thm 4.1 (large error): for η ≥ 1 + √3 ≈ {eta_two:.3f} the construction forces "
+                 f"SPJF and RR to ratio ≥ 2 (finite n = {rs[0].trial.params['n']}: tolerance "
+                 f"{THM41_TOL:.0%}).",
+            evidence="; ".join(f"{r.trial.method} η={r.trial.params['eta']}: "
+                               f"{float(r.metrics['ratio']):.4f}" for r in rs),
+            held=ok))
     rs = by_problem.get("thm51", [])
     if rs:
         ok = all(float(r.metrics["ratio"]) >= (1 - THM51_TOL) * float(r.metrics["bound"])
