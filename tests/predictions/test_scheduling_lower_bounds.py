@@ -97,3 +97,15 @@ def test_family_arguments():
         thm61_instance(1)
     with pytest.raises(ValueError, match="big"):
         thm51_opt(3, 1.0)
+
+
+def test_thm41_bound_pieces():
+    from optzoo.predictions.scheduling import eta_star, thm41_bound
+
+    star = eta_star()
+    assert star ** 4 - 4 * star - 4 == pytest.approx(0.0, abs=1e-9)
+    assert thm41_bound(1.5) == 1.5 and thm41_bound(star) == pytest.approx(star)
+    assert thm41_bound(2.0) == pytest.approx(star)  # λ(η) unknown: the monotone lower bound
+    assert thm41_bound(1 + 3 ** 0.5) == 2.0 and thm41_bound(10.0) == 2.0
+    with pytest.raises(ValueError, match="eta"):
+        thm41_bound(0.5)

@@ -32,6 +32,7 @@ from optzoo.predictions.scheduling.lower_bounds import (
     Thm51Adversary,
     Thm61Adversary,
     eta_star,
+    thm41_bound,
     thm41_instance,
     thm51_bound,
     thm51_instance,
@@ -76,7 +77,8 @@ __all__ = [
     "adversarial_search", "chen_tan_bound", "eta", "eta_star", "exact_makespan", "informative",
     "job_errors", "lpt_assignment", "makespan_ratio", "preemptive_makespan", "preemptive_ratio",
     "random_instance", "simulate_machines", "simulate_sharing", "single_machine_ratio",
-    "size_ratio", "spt_total_completion", "thm41_instance", "thm51_bound", "thm51_instance",
+    "size_ratio", "spt_total_completion", "thm41_bound", "thm41_instance", "thm51_bound",
+    "thm51_instance",
     "thm51_opt", "thm61_bound", "thm61_instance", "thm61_opt", "thm61_speeds", "unrestricted",
     "water_fill",
 ]

@@ -104,9 +104,25 @@ class Thm41Adversary:
             progress.commit(int(j), w if w >= small else small)
 
 
+def thm41_bound(eta: float) -> float:
+    """Thm 4.1's lower bound on the smoothness of any deterministic algorithm at error ``η``.
+
+    ``η`` for ``η ≤ η*``; ``2`` for ``η ≥ 1 + √3``.  In between the paper's piecewise ``λ(η)``
+    was not retrieved; since the smoothness ``s(η)`` is a sup over a set of instances that
+    grows with ``η``, every lower bound is non-decreasing in ``η``, so ``η*`` is returned there
+    (valid, not tight).
+    """
+    if not (math.isfinite(eta) and eta >= 1.0):
+        raise ValueError(f"eta: expected an error >= 1, got {eta}")
+    star = eta_star()
+    if eta <= star:
+        return float(eta)
+    return 2.0 if eta >= 1.0 + math.sqrt(3.0) else star
+
+
 def thm41_instance(eta: float, n: int, p: float = 1.0,
                    delta: float = DEFAULT_DELTA) -> LowerBoundInstance:
-    """Thm 4.1's family on ``n`` jobs (plus the tiny one); bound ``η`` (for ``η ≤ η*``)."""
+    """Thm 4.1's family on ``n`` jobs (plus the tiny one); bound :func:`thm41_bound`."""
     if not (math.isfinite(eta) and eta > 1.0):
         raise ValueError(f"eta: expected an error > 1, got {eta}")
     if n < 2:
@@ -114,7 +130,8 @@ def thm41_instance(eta: float, n: int, p: float = 1.0,
     if not (0 < delta < p / eta):
         raise ValueError(f"delta: expected 0 < delta < p/eta = {p / eta}, got {delta}")
     pred = np.r_[np.full(n, float(p)), delta]
-    return LowerBoundInstance(pred, Thm41Adversary(n, eta, p, delta), bound=eta, eta=eta)
+    return LowerBoundInstance(pred, Thm41Adversary(n, eta, p, delta), bound=thm41_bound(eta),
+                              eta=eta)
 
 
 # -- Thm 5.1 ---------------------------------------------------------------------------------
