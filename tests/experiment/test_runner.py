@@ -124,3 +124,16 @@ def test_report_command_rebuilds_from_the_store(tmp_path):
     assert (outdir / "report.html").is_file()
     assert len(ResultStore(outdir / "trials.jsonl")) == 4
     assert main(["report", str(tmp_path)]) == 2  # not a run folder
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_trial_loses_no_finished_result(tmp_path, monkeypatch, jobs):
+    monkeypatch.setenv("OPTZOO_SELFTEST_FAIL_SEED", "3")
+    with pytest.raises(RuntimeError, match="seed 3 fails on purpose"):
+        run("_selftest", "smoke", seeds=5, jobs=jobs, out=tmp_path, progress=False)
+    store = ResultStore(tmp_path / "_selftest" / "smoke" / "trials.jsonl")
+    finished = len(store)
+    assert finished >= 1 and all(r.trial.seed != 3 for r in store.results())
+    monkeypatch.delenv("OPTZOO_SELFTEST_FAIL_SEED")
+    again = run("_selftest", "smoke", seeds=5, jobs=jobs, out=tmp_path, progress=False)
+    assert again.skipped == finished and again.ran == 10 - finished

@@ -77,18 +77,20 @@ def run_local(slug: str, items: Sequence[Item], device: str, jobs: int) -> Itera
         return
     # CUDA cannot be initialised in forked children; plain CPU work forks fast.
     ctx = mp.get_context("spawn" if device == "cuda" else "fork")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
-        pending = {pool.submit(execute, slug, trial, device): key for key, trial in items}
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    key = pending.pop(fut)
-                    metrics, meta = fut.result()
-                    yield key, metrics, meta
-        finally:
-            for fut in pending:
-                fut.cancel()
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx)
+    pending = {pool.submit(execute, slug, trial, device): key for key, trial in items}
+    clean = False
+    try:
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                key = pending.pop(fut)
+                metrics, meta = fut.result()
+                yield key, metrics, meta
+        clean = True
+    finally:
+        # On an error or Ctrl-C, do not wait for the queue: finished trials are already stored.
+        pool.shutdown(wait=clean, cancel_futures=not clean)
 
 
 def run_ray(slug: str, items: Sequence[Item], device: str, jobs: int,
