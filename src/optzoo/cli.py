@@ -109,7 +109,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             outcome = run(paper.slug, args.preset, seeds=args.seeds, overrides=overrides,
                           jobs=args.jobs, backend=args.backend, address=args.address,
                           device=args.device, out=args.out, progress=not args.quiet)
-        except OptzooError:
+        except OptzooError:  # a user or backend error: one line, no traceback
             raise
         except Exception:  # one paper's failure must not lose the others' results
             traceback.print_exc()

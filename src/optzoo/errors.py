@@ -19,3 +19,7 @@ class ClairvoyanceError(OptzooError, RuntimeError):
 
 class StoreError(OptzooError):
     """The result store is unreadable beyond a torn last line."""
+
+
+class BackendError(OptzooError):
+    """The execution backend could not be reached (e.g. no Ray cluster at the given address)."""

@@ -97,8 +97,39 @@ def test_resume_after_sigkill(tmp_path, jobs):
         "n_trials"] == 12
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def test_ray_backend_equals_local(tmp_path):
+    """Ray on an existing cluster (``--address``, a loopback head started with ``ray start``)
+    and on a local instance gives the results of the local backend.  One test, run in order:
+    ``ray stop`` must not hit another test's Ray."""
     import ray
+
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # a loopback test cluster, no token
+    port = _free_port()
+    subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2",
+                    "--include-dashboard=false", "--disable-usage-stats"],
+                   check=True, capture_output=True, env=env, timeout=120)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "optzoo", "reproduce", "_selftest", "--preset", "smoke",
+             "--backend", "ray", "--address", f"127.0.0.1:{port}", "--quiet",
+             "--out", str(tmp_path / "cluster")],
+            capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
+    run("_selftest", "smoke", jobs=1, out=tmp_path / "local", progress=False)
+    assert (_metrics_by_key(tmp_path / "cluster" / "_selftest" / "smoke")
+            == _metrics_by_key(tmp_path / "local" / "_selftest" / "smoke"))
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         for slug in ("_selftest", "decision-metrics", "predictions-smoothness"):
@@ -111,6 +142,23 @@ def test_ray_backend_equals_local(tmp_path):
                     (tmp_path / "ray" / slug / "smoke" / "trials.jsonl").open()} != {os.getpid()}
     finally:
         ray.shutdown()
+
+
+def test_unreachable_ray_cluster_is_a_clear_error(tmp_path, monkeypatch):
+    """Our wrapping of a failed connection (a real one retries for minutes: simulated here)."""
+    import ray
+
+    from optzoo.errors import BackendError
+
+    def refuse(*args, **kwargs):
+        raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:1\nmore detail")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(BackendError, match=r"--address 127.0.0.1:1: cannot connect .*at "
+                                           r"127.0.0.1:1\);"):
+        run("_selftest", "smoke", backend="ray", address="127.0.0.1:1", out=tmp_path,
+            progress=False)
 
 
 def test_report_command_rebuilds_from_the_store(tmp_path):

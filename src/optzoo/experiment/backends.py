@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from optzoo.errors import ConfigError
+from optzoo.errors import BackendError, ConfigError
 from optzoo.experiment.core import Trial
 
 BACKENDS = ("local", "ray")
@@ -111,7 +111,14 @@ def run_ray(slug: str, items: Sequence[Item], device: str, jobs: int,
     refs: dict[Any, str] = {}
     if not ray.is_initialized():
         if address:
-            ray.init(address=address, log_to_driver=False)
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as err:
+                first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+                raise BackendError(
+                    f"--address {address}: cannot connect to a Ray cluster ({first}); a cluster "
+                    f"started with token authentication needs RAY_AUTH_MODE=token and its token"
+                ) from None
         else:
             ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
