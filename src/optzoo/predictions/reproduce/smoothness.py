@@ -190,19 +190,17 @@ def trials(cfg: SmoothnessConfig) -> list[Trial]:
                 out.append(Trial(method, "single-search", s, {
                     **common, "eta": e, "n": cfg.n_single, "m": 1, "steps": cfg.steps,
                     "lam": cfg.prr_lambda}))
-    for e in cfg.identical_etas:
-        for m in cfg.machines:
-            for method in IDENTICAL_METHODS:
-                for s in range(cfg.seeds):
-                    out.append(Trial(method, "identical-search", s, {
-                        **common, "eta": e, "n": cfg.n_identical, "m": m, "steps": cfg.steps}))
-    for e in cfg.related_etas:
-        for m in cfg.related_machines:
-            for method in RELATED_METHODS:
-                for s in range(cfg.seeds):
-                    out.append(Trial(method, "related-search", s, {
-                        **common, "eta": e, "n": cfg.n_related, "m": m,
-                        "steps": cfg.related_steps}))
+    for problem, etas, machines, methods, n, steps in (
+            ("identical-search", cfg.identical_etas, cfg.machines, IDENTICAL_METHODS,
+             cfg.n_identical, cfg.steps),
+            ("related-search", cfg.related_etas, cfg.related_machines, RELATED_METHODS,
+             cfg.n_related, cfg.related_steps)):
+        for e in etas:
+            for m in machines:
+                for method in methods:
+                    for s in range(cfg.seeds):
+                        out.append(Trial(method, problem, s, {
+                            **common, "eta": e, "n": n, "m": m, "steps": steps}))
     # The constructions are deterministic: one trial each (seed 0).
     for e in cfg.thm41_etas:
         for method in ("spjf", "rr", "prr"):
