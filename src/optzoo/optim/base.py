@@ -1,0 +1,115 @@
+"""The contract every optzoo optimizer keeps (``shared/STYLE.md``, PyTorch's ``optim_db``).
+
+:class:`ZooOptimizer` is a thin :class:`torch.optim.Optimizer` subclass.  It adds nothing to the
+mathematics; it gives every method in :mod:`optzoo.optim` the same behaviour at the edges:
+
+* hyperparameters live in ``defaults`` and therefore per parameter group and in ``state_dict``;
+* ``maximize`` flips the gradient sign, nothing else;
+* a sparse gradient raises a ``RuntimeError`` that names the optimizer (none of these methods
+  has a sparse update);
+* a bad hyperparameter raises a ``ValueError`` naming it (:func:`check_hyper`);
+* per-parameter state sits in ``self.state[p]`` as tensors, so ``load_state_dict`` casts it to the
+  parameter's dtype and device;
+* methods whose *output* is not the point the gradient is queried at (an iterate average, an
+  episode average) expose it through :meth:`ZooOptimizer.output` and
+  :meth:`ZooOptimizer.swap_output`, the way ``torch.optim.swa_utils`` does for SWA.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+
+import torch
+
+__all__ = ["ZooOptimizer", "check_hyper", "default_foreach"]
+
+
+def check_hyper(name: str, value: object, *, low: float | None = 0.0, high: float | None = None,
+                low_open: bool = False, high_open: bool = False) -> float:
+    """Validate a scalar hyperparameter; raise ``ValueError`` naming it otherwise.
+
+    Args:
+        name: the argument's name, used verbatim in the message.
+        value: the value given.
+        low / high: bounds (``None`` = unbounded).
+        low_open / high_open: exclude the bound itself.
+    """
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise ValueError(
+                f"{name}: expected a scalar, got a tensor of shape {tuple(value.shape)}")
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name}: expected a real number, got {value!r}")
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(f"{name}: expected a real number, got nan")
+    if low is not None and (v < low or (low_open and v == low)):
+        op = ">" if low_open else ">="
+        raise ValueError(f"{name}: expected {op} {low}, got {value!r}")
+    if high is not None and (v > high or (high_open and v == high)):
+        op = "<" if high_open else "<="
+        raise ValueError(f"{name}: expected {op} {high}, got {value!r}")
+    return v
+
+
+def default_foreach(params: list[torch.Tensor]) -> bool:
+    """PyTorch's rule: use the multi-tensor path when every tensor is on a native CUDA device."""
+    return bool(params) and all(p.device.type == "cuda" for p in params)
+
+
+class ZooOptimizer(torch.optim.Optimizer):
+    """Base class: shared edge behaviour, no mathematics (see the module docstring)."""
+
+    def _grads(self, group: dict) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """The group's parameters that have a gradient, and those gradients (sign-flipped when
+        ``maximize``).  Raises on sparse gradients."""
+        params, grads = [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if p.grad.is_sparse:
+                raise RuntimeError(
+                    f"{type(self).__name__} does not support sparse gradients "
+                    f"(parameter of shape {tuple(p.shape)}); use a dense embedding or "
+                    "torch.optim.SparseAdam")
+            params.append(p)
+            grads.append(-p.grad if group.get("maximize", False) else p.grad)
+        return params, grads
+
+    def _group_of(self, p: torch.Tensor) -> dict:
+        """The parameter group holding ``p`` (``KeyError`` if none does)."""
+        for group in self.param_groups:
+            if any(q is p for q in group["params"]):
+                return group
+        raise KeyError(f"the parameter of shape {tuple(p.shape)} is not in this optimizer")
+
+    def _use_foreach(self, group: dict, params: list[torch.Tensor]) -> bool:
+        foreach = group.get("foreach")
+        return default_foreach(params) if foreach is None else bool(foreach)
+
+    # -- output point ---------------------------------------------------------------------
+    def output(self) -> dict[torch.Tensor, torch.Tensor]:
+        """The point the method returns, per parameter.  Default: the parameters themselves.
+
+        Methods that query gradients at one point and return another (iterate averages,
+        episode averages) override this.
+        """
+        return {p: p.detach() for g in self.param_groups for p in g["params"]}
+
+    @contextlib.contextmanager
+    def swap_output(self) -> Iterator[None]:
+        """Temporarily load :meth:`output` into the parameters (e.g. to evaluate or save it)."""
+        out = self.output()
+        saved = {p: p.detach().clone() for p in out}
+        with torch.no_grad():
+            for p, v in out.items():
+                p.copy_(v)
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for p, v in saved.items():
+                    p.copy_(v)
