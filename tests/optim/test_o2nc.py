@@ -1,0 +1,337 @@
+"""Reference tests of :mod:`optzoo.optim.o2nc` (ODOG and its O2NC baselines) and
+:mod:`optzoo.optim.normalized_sgd`.
+
+The expected numbers are worked out by hand from the update rules in the module docstrings
+(binary fractions, so exact in float64), not produced by the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optzoo.optim.normalized_sgd import NormalizedSGD
+from optzoo.optim.o2nc import O2NC
+
+
+def _quadratic_closure(opt, params, curv=(1.0,), noise=None):
+    """F = ½ Σ c_i p_i²; ``noise(shape)`` (optional) is added to every gradient."""
+
+    def closure():
+        opt.zero_grad()
+        loss = sum(0.5 * (c * p**2).sum() for p, c in zip(params, curv, strict=True))
+        loss.backward()
+        if noise is not None:
+            for p in params:
+                p.grad.add_(noise(p.shape))
+        return loss
+
+    return closure
+
+
+def _param(*values):
+    return torch.nn.Parameter(torch.tensor(values, dtype=torch.float64))
+
+
+# -- ODOG by hand ------------------------------------------------------------------------------
+
+def test_odog_two_iterations_by_hand():
+    """F = x²/2, x₀ = 1, η = 1/4, D = 1 (projection inactive), T = 2.
+
+    h₁ = ∇F(x₀) = 1, Δ₁ = −1/4.
+    n=1: w₁ = 7/8 → g₁ = 7/8; x₁ = 3/4; z₁ = 5/8 → h₂ = 5/8;
+         Δ₂ = −1/4 − (1/4)(5/8) − (1/4)(7/8 − 1) = −3/8.
+    n=2: w₂ = 9/16 → g₂; x₂ = 3/8; z₂ = 3/16 → h₃ = 3/16;
+         Δ₃ = −3/8 − (1/4)(3/16) − (1/4)(9/16 − 5/8) = −13/32.
+    Episode average (w₁ + w₂)/2 = 23/32.
+    """
+    x = _param(1.0)
+    opt = O2NC([x], lr=0.25, D=1.0, T=2)
+    closure = _quadratic_closure(opt, [x])
+    seen = []
+    base = closure
+
+    def recording():
+        seen.append(float(x.detach()))
+        return base()
+
+    opt.step(recording)
+    assert seen == [1.0, 0.875, 0.625]           # x₀ (h₁), w₁, z₁
+    assert float(x.detach()) == 0.75 and float(opt.state[x]["delta"]) == -0.375
+    assert float(opt.state[x]["hint"]) == 0.625
+    assert opt.output()[x] is not None and float(opt.output()[x]) == 0.75  # no episode yet
+    loss = opt.step(recording)
+    assert seen[3:] == [0.5625, 0.1875]           # w₂, z₂
+    assert float(loss.detach()) == 0.5 * 0.5625**2         # the loss at w₂
+    assert float(x.detach()) == 0.375
+    assert float(opt.state[x]["delta"]) == -13 / 32
+    assert float(opt.state[x]["hint"]) == 3 / 16
+    assert float(opt.output()[x]) == 23 / 32
+    assert opt.grad_calls == 5
+
+
+def test_projection_is_joint_over_the_group():
+    """F = ½(u² + v²) at (3, 4), η = 1, D = 1: Δ₁ = Π(−(3, 4)) = −(0.6, 0.8) (a per-tensor
+    projection would give −(1, 1)).  n=1: w₁ = (2.7, 3.6) = g₁, x₁ = (2.4, 3.2),
+    z₁ = (2.1, 2.8) = h₂, Δ₂ = Π(−(0.6, 0.8) − (2.1, 2.8) − (−0.3, −0.4)) = −(0.6, 0.8)."""
+    u, v = _param(3.0), _param(4.0)
+    opt = O2NC([u, v], lr=1.0, D=1.0, T=5)
+    opt.step(_quadratic_closure(opt, [u, v], curv=(1.0, 1.0)))
+    torch.testing.assert_close(torch.cat([u, v]).detach(),
+                               torch.tensor([2.4, 3.2], dtype=torch.float64))
+    d = torch.cat([opt.state[u]["delta"], opt.state[v]["delta"]])
+    torch.testing.assert_close(d, torch.tensor([-0.6, -0.8], dtype=torch.float64))
+
+
+@settings(max_examples=25, deadline=None)
+@given(lr=st.floats(1e-3, 10.0), D=st.floats(1e-3, 2.0), hint=st.sampled_from(
+    ["extrapolated", "previous", "none", "fixed_point"]), seed=st.integers(0, 10_000))
+def test_projection_keeps_every_move_in_the_ball(lr, D, hint, seed):
+    g = torch.Generator().manual_seed(seed)
+    a, b = (torch.randn(3, generator=g, dtype=torch.float64) * 5 for _ in range(2))
+    p1, p2 = torch.nn.Parameter(a.clone()), torch.nn.Parameter(b.clone())
+    opt = O2NC([p1, p2], lr=lr, D=D, T=3, hint=hint, inner_steps=2)
+    closure = _quadratic_closure(opt, [p1, p2], curv=(3.0, 0.5))
+    for _ in range(6):
+        before = torch.cat([p1, p2]).detach().clone()
+        opt.step(closure)
+        move = torch.linalg.vector_norm(torch.cat([p1, p2]).detach() - before)
+        assert move <= D * (1 + 1e-12) + 1e-13  # x_n − x_{n-1} carries rounding of |x|
+        dnorm = torch.linalg.vector_norm(torch.cat([opt.state[p1]["delta"],
+                                                    opt.state[p2]["delta"]]))
+        assert dnorm <= D * (1 + 1e-12)
+
+
+# -- the baselines by hand ---------------------------------------------------------------------
+
+def test_naive_hint_by_hand():
+    """h₁ = 0 ⇒ Δ₁ = 0.  n=1: g₁ = 1, x₁ = 1, h₂ = g₁, Δ₂ = −1/4 − (1/4)(1 − 0) = −1/2.
+    n=2: w₂ = 3/4 = g₂, x₂ = 1/2, Δ₃ = −1/2 − (1/4)(3/4) − (1/4)(3/4 − 1) = −5/8."""
+    x = _param(1.0)
+    opt = O2NC([x], lr=0.25, D=1.0, T=10, hint="previous")
+    closure = _quadratic_closure(opt, [x])
+    opt.step(closure)
+    assert float(x.detach()) == 1.0 and float(opt.state[x]["delta"]) == -0.5
+    opt.step(closure)
+    assert float(x.detach()) == 0.5 and float(opt.state[x]["delta"]) == -0.625
+    assert opt.grad_calls == 2
+
+
+def test_plain_ogd_by_hand():
+    """Δ₁ = 0; Δ₂ = −g₁/4 = −1/4; w₂ = 7/8, x₂ = 3/4, Δ₃ = −1/4 − 7/32 = −15/32."""
+    x = _param(1.0)
+    opt = O2NC([x], lr=0.25, D=1.0, T=10, hint="none")
+    closure = _quadratic_closure(opt, [x])
+    opt.step(closure)
+    assert float(x.detach()) == 1.0 and float(opt.state[x]["delta"]) == -0.25
+    opt.step(closure)
+    assert float(x.detach()) == 0.75 and float(opt.state[x]["delta"]) == -15 / 32
+
+
+def test_cmo23_fixed_point_by_hand():
+    """CMO23 double loop, inner_steps = 1, η = 1/4.
+    n=1: Δ̂₁ = 0, h⁽⁰⁾ = 0 → play 0 → h⁽¹⁾ = ∇F(1) = 1; Δ₁ = −1/4; w₁ = 7/8 = g₁; x₁ = 3/4;
+         Δ̂₂ = −7/32.
+    n=2: h⁽⁰⁾ = g₁ = 7/8 → play −7/32 − 7/32 = −7/16 → h⁽¹⁾ = ∇F(3/4 − 7/32) = 17/32;
+         Δ₂ = −7/32 − 17/128 = −45/128; x₂ = 3/4 − 45/128 = 51/128."""
+    x = _param(1.0)
+    opt = O2NC([x], lr=0.25, D=1.0, T=10, hint="fixed_point", inner_steps=1)
+    closure = _quadratic_closure(opt, [x])
+    opt.step(closure)
+    assert float(x.detach()) == 0.75 and float(opt.state[x]["delta_hat"]) == -7 / 32
+    opt.step(closure)
+    assert float(opt.state[x]["delta"]) == -45 / 128
+    assert float(x.detach()) == 51 / 128
+    assert opt.grad_calls == 4
+
+
+def test_fixed_point_hint_solves_the_fixed_point():
+    """With many inner iterations the played Δ_n satisfies Δ_n = Π_D(Δ̂_n − η ∇F(x + Δ_n/2))."""
+    x = torch.nn.Parameter(torch.tensor([1.5, -0.7], dtype=torch.float64))
+    opt = O2NC([x], lr=0.2, D=0.3, T=4, hint="fixed_point", inner_steps=40)
+
+    def closure():  # a quartic, so the fixed point is nonlinear
+        opt.zero_grad()
+        loss = (x**4).sum() / 4 + x.prod()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        opt.step(closure)
+    hat_before = opt.state[x]["delta_hat"].clone()
+    x_before = x.detach().clone()
+    opt.step(closure)
+    delta = opt.state[x]["delta"]
+    w = x_before + delta / 2
+    g = w**3 + w.flip(0)
+    target = hat_before - 0.2 * g
+    target = target * min(1.0, 0.3 / float(torch.linalg.vector_norm(target)))
+    torch.testing.assert_close(delta, target, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("hint", "per_step", "extra"), [
+    ("extrapolated", 2, 1), ("previous", 1, 0), ("none", 1, 0), ("fixed_point", 4, 0)])
+def test_gradient_calls_are_counted_and_saved(hint, per_step, extra):
+    x = _param(1.0, 2.0)
+    opt = O2NC([x], lr=0.1, D=0.5, T=3, hint=hint, inner_steps=3)
+    calls = []
+    inner = _quadratic_closure(opt, [x])
+
+    def closure():
+        calls.append(1)
+        return inner()
+
+    for _ in range(7):
+        opt.step(closure)
+    assert opt.grad_calls == len(calls) == 7 * per_step + extra
+    opt2 = O2NC([_param(0.0, 0.0)], lr=0.1, D=0.5, T=3, hint=hint, inner_steps=3)
+    opt2.load_state_dict(opt.state_dict())
+    assert opt2.grad_calls == opt.grad_calls
+
+
+# -- adaptive step (§4) ------------------------------------------------------------------------
+
+def test_adaptive_step_and_its_reset_every_episode():
+    """γ = 1, α = 4, D = 1/2: η₀ = 1/4 ⇒ Δ₁ = −1/4 (as in the by-hand ODOG run), g₁ = 7/8,
+    h₁ = 1, so after n=1 the accumulator is (1/8)² and η₁ = (1/2)/sqrt(4 + 1/64)."""
+    x = _param(1.0)
+    opt = O2NC([x], adaptive=True, gamma=1.0, alpha=4.0, D=0.5, T=3)
+    closure = _quadratic_closure(opt, [x])
+    opt.step(closure)
+    gs = opt.state[x]
+    assert gs["acc"] == 1 / 64
+    eta1 = 0.5 / math.sqrt(4 + 1 / 64)
+    assert float(gs["delta"]) == pytest.approx(-0.25 - eta1 * 0.625 - eta1 * (0.875 - 1.0),
+                                               rel=1e-14)
+    accs = [gs["acc"]]
+    errors = []
+    for _ in range(5):
+        h = gs["hint"].clone()
+        w = x.detach() + gs["delta"] / 2
+        errors.append(float((w - h) ** 2))   # ‖g_n − h_n‖² with g_n = ∇F(w_n) = w_n
+        opt.step(closure)
+        accs.append(gs["acc"])
+    # steps 2, 3 | 4, 5, 6: the sum restarts after every T = 3 iterations
+    assert accs[1] == pytest.approx(1 / 64 + errors[0], rel=1e-13)
+    assert accs[2] == 0.0
+    assert accs[3] == pytest.approx(errors[2], rel=1e-13)
+    assert accs[4] == pytest.approx(errors[2] + errors[3], rel=1e-13)
+    assert accs[5] == 0.0
+
+
+# -- one code path for deterministic and stochastic gradients ----------------------------------
+
+def test_stochastic_and_deterministic_gradients_share_the_code_path():
+    """A zero-noise stochastic closure gives bit-identical iterates; with noise, the same
+    optimizer (no option changed) still drives the episode-average gradient down."""
+    def run(noise):
+        torch.manual_seed(0)
+        x = torch.nn.Parameter(torch.tensor([4.0, -3.0, 2.0], dtype=torch.float64))
+        opt = O2NC([x], lr=0.3, D=0.05, T=20)
+        closure = _quadratic_closure(opt, [x], curv=(torch.tensor([1.0, 2.0, 0.5]),),
+                                     noise=noise)
+        for _ in range(600):
+            opt.step(closure)
+        w = opt.output()[x]
+        return x.detach().clone(), float(torch.linalg.vector_norm(
+            torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64) * w))
+
+    g = torch.Generator().manual_seed(1)
+    x_det, grad_det = run(None)
+    x_zero, _ = run(lambda s: torch.zeros(s, dtype=torch.float64))
+    assert torch.equal(x_det, x_zero)
+    _, grad_noisy = run(lambda s: 0.1 * torch.randn(s, generator=g, dtype=torch.float64))
+    initial = float(torch.linalg.vector_norm(torch.tensor([4.0, -6.0, 1.0])))
+    assert grad_det < 1e-6
+    assert grad_noisy < 0.05 * initial
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+def test_step_without_closure_names_the_closure():
+    x = _param(1.0)
+    opt = O2NC([x])
+    with pytest.raises(RuntimeError, match="closure"):
+        opt.step()
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    (dict(T=2.5), "T"), (dict(adaptive=True, hint="fixed_point"), "adaptive"),
+    (dict(alpha=0.0), "alpha"), (dict(adaptive=1), "adaptive")])
+def test_bad_options_name_the_argument(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        O2NC([_param(1.0)], **kwargs)
+
+
+def test_groups_must_share_the_query_schedule():
+    with pytest.raises(ValueError, match="hint"):
+        O2NC([{"params": [_param(1.0)]}, {"params": [_param(2.0)], "hint": "none"}])
+
+
+# -- normalized SGD with momentum --------------------------------------------------------------
+
+def _nsgd_reference(x0, grad, lr, beta, steps, transport):
+    """Cutkosky & Mehta (2020) Alg. 1 / Alg. 2, written out in NumPy."""
+    x, prev, m = np.array(x0, float), None, np.zeros(len(x0))
+    for _ in range(steps):
+        y = x if (not transport or prev is None) else x + beta / (1 - beta) * (x - prev)
+        m = beta * m + (1 - beta) * grad(y)
+        prev = x.copy()
+        x = x - lr * m / np.linalg.norm(m)
+    return x
+
+
+@pytest.mark.parametrize("transport", [False, True])
+def test_normalized_sgd_matches_the_paper_recursion(transport):
+    c = np.array([1.0, 4.0, 0.25])
+    x = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64))
+    opt = NormalizedSGD([x], lr=0.1, momentum=0.7, transport=transport)
+    closure = _quadratic_closure(opt, [x], curv=(torch.tensor(c),))
+    for _ in range(6):
+        opt.step(closure)
+    ref = _nsgd_reference([1.0, -2.0, 3.0], lambda y: c * y, 0.1, 0.7, 6, transport)
+    np.testing.assert_allclose(x.detach().numpy(), ref, rtol=1e-13, atol=1e-14)
+
+
+def test_normalized_sgd_first_step_has_length_lr():
+    """m₁ = (1−β)g₁ points along g₁ = (3, 4): x₁ = (3, 4) − 0.1·(0.6, 0.8)."""
+    x = _param(3.0, 4.0)
+    opt = NormalizedSGD([x], lr=0.1, momentum=0.5)
+    opt.step(_quadratic_closure(opt, [x]))
+    torch.testing.assert_close(x.detach(), torch.tensor([2.94, 3.92], dtype=torch.float64))
+
+
+def test_normalized_sgd_transport_needs_a_closure():
+    x = _param(1.0)
+    opt = NormalizedSGD([x], transport=True)
+    with pytest.raises(RuntimeError, match="closure"):
+        opt.step()
+
+
+# -- the reproduction's hand-written gradients -------------------------------------------------
+
+@pytest.mark.parametrize("name", ["robust", "mlp"])
+def test_reproduction_problem_gradients_match_autograd(name):
+    from optzoo.optim.reproduce.o2nc import _make_problem
+
+    problem = _make_problem(name, seed=1, mlp_samples=60)
+    g = torch.Generator().manual_seed(3)
+    x = problem.x0 + 0.3 * torch.randn(problem.x0.shape, generator=g, dtype=torch.float64)
+    value, grad = problem.value_and_grad(x)
+    xa = x.clone().requires_grad_(True)
+    if name == "robust":
+        r = problem.A @ xa - problem.b
+        ref = (r**2 / (1 + r**2)).mean()
+    else:
+        W1, b1, W2, b2 = problem._unpack(xa)
+        logits = torch.tanh(problem.X @ W1 + b1) @ W2 + b2
+        ref = torch.nn.functional.cross_entropy(logits, problem.Y.argmax(1)) \
+            + problem.reg * (xa**2).sum()
+    ref.backward()
+    assert value == pytest.approx(float(ref.detach()), rel=1e-12)
+    torch.testing.assert_close(grad, xa.grad, rtol=1e-10, atol=1e-12)
