@@ -5,6 +5,9 @@ Each ``benchmarks/bench_*.py`` defines ``BENCHMARKS``: callables returning
 ``{"name", "method", "peer", "method_s", "peer_s"}``.  Results go to stdout as a table and to
 ``runs/bench.json``.
 
+A row may carry ``target_ratio`` (a speed requirement from an issue); the table says whether
+it is met.
+
 Usage: ``make bench`` or ``python benchmarks/run.py [substring ...]``.
 """
 
@@ -26,6 +29,14 @@ def _load(path: Path):
     return module
 
 
+def _target(row: dict) -> str:
+    """Some benchmarks carry a target ratio (an issue's speed requirement): say if it is met."""
+    if "target_ratio" not in row:
+        return ""
+    met = row["ratio"] <= row["target_ratio"]
+    return f"   target <= {row['target_ratio']:g}: {'met' if met else 'MISSED'}"
+
+
 def main(argv: list[str]) -> int:
     rows = []
     for path in sorted(HERE.glob("bench_*.py")):
@@ -37,8 +48,8 @@ def main(argv: list[str]) -> int:
             row["file"] = path.name
             rows.append(row)
             print(f"{row['name']:<44} {row['method']:<28} {row['method_s']*1e3:9.2f} ms   "
-                  f"{row['peer']:<30} {row['peer_s']*1e3:9.2f} ms   ratio {row['ratio']:.3g}",
-                  flush=True)
+                  f"{row['peer']:<30} {row['peer_s']*1e3:9.2f} ms   ratio {row['ratio']:.3g}"
+                  + _target(row), flush=True)
     out = Path("runs") / "bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"python": sys.version.split()[0], "machine": platform.machine(),
