@@ -1,0 +1,1 @@
+"""Reproductions of the ``optim`` area's papers."""

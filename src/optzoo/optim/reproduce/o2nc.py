@@ -1,0 +1,538 @@
+"""Reproduction ``o2nc-doubly-optimistic``: Patitucci, Jiang & Mokhtari, "Improving
+Online-to-Nonconvex Conversion for Smooth Optimization via Double Optimism" (ICLR 2026,
+OpenReview ZAflv4dxQ9, arXiv 2510.03167).
+
+The paper is pure theory (complexity bounds) and has **no experiments**; the claims checked here
+are the brief's proposed small-scale checks of its complexity table, not results of the paper:
+
+1. ODOG needs fewer gradient calls than CMO23's double-loop O2NC (fixed-point hints) at every ε;
+2. ODOG needs fewer calls than O2NC with the naive hint ``h_n = g_{n-1}`` and with plain projected
+   OGD (no hint) at every ε;
+3. with Gaussian gradient noise the *unchanged* ODOG code path still reaches every ε, and its
+   calls-vs-ε log-log slope is shallower than SGD's (theory: −3.5 vs −4; qualitative);
+4. the adaptive step of §4 is within 2× of tuned-η ODOG at every ε.
+
+Problems (smooth, Lipschitz Hessian, full batch): (a) "smoothed robust regression"
+``F(x) = mean_i φ(a_iᵀx − b_i)``, ``φ(r) = r²/(1 + r²)``, Gaussian ``a_i`` (d = 50, n = 500),
+``b = A x* + 0.1·noise`` with 10 % of the ``b_i`` replaced by outliers; (b) a tanh MLP
+64→16→10 on scikit-learn digits (pixels / 16), mean cross-entropy + ``1e-4‖θ‖²``.  Noisy variant:
+every gradient query gets ``N(0, σ² I)`` added.
+
+Protocol.  A run is one (method, problem, σ, seed, grid point); it stops at its gradient-call
+budget or once every ε is reached.  Candidates are checked with the *exact* gradient (a monitor
+outside the budget) every ``T`` iterations for every method: the episode average ``w̄`` just
+completed for the O2NC methods, the iterate for GD/SGD and normalized SGD.  The metric is the
+number of gradient calls the method had made when ``‖∇F(candidate)‖ ≤ ε`` first held.
+Step sizes come from a small grid per method fixed in the preset (scaled by the problem's
+``1/L₁`` estimate, before any result was seen).  **Selection rule, the same for every method:**
+for each (method, problem, σ, seed, ε) the grid point with the fewest calls to reach ε; if no
+grid point reaches ε, the cell is "not reached" and counts as the budget (a lower bound) in means.
+Choosing per ε mirrors the theory, whose D, T and η depend on ε.
+
+Settings shared by all O2NC variants: ball radius ``D`` and episode length ``T`` per problem;
+η grid = ``{¼, ½, 1}/L̂₁``; CMO23's inner loop has ``inner_steps`` fixed-point iterations;
+the adaptive step uses ``α = 1e-8`` and a γ grid.  GD/SGD uses ``{½, 1, 2}/L̂₁``; normalized
+SGD with momentum β = 0.9 uses step lengths ``{1, ⅓, ⅒}·D``.
+
+Read top to bottom: config and presets, problems, one trial, summary with claims.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from optzoo.errors import ConfigError
+from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.optim.normalized_sgd import NormalizedSGD
+from optzoo.optim.o2nc import O2NC
+
+SLUG = "o2nc-doubly-optimistic"
+
+O2NC_METHODS = {"odog": "extrapolated", "naive_hint": "previous", "ogd": "none",
+                "cmo23": "fixed_point"}
+METHODS = ("odog", "naive_hint", "ogd", "cmo23", "odog_adaptive", "gd", "nsgd")
+PROBLEMS = ("robust", "mlp")
+LABEL = {"odog": "ODOG (this paper)", "naive_hint": "O2NC, naive hint", "ogd": "O2NC, plain OGD",
+         "cmo23": "CMO23 double loop", "odog_adaptive": "ODOG, adaptive step (§4)",
+         "gd": "GD / SGD", "nsgd": "normalized SGD + momentum"}
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class O2NCConfig(Preset):
+    """Settings of the ODOG reproduction.
+
+    Args:
+        seeds: seeds per cell (data / initialisation / noise stream).
+        problems: subset of ``("robust", "mlp")``.
+        noisy_problems: problems also run with gradient noise ``sigmas``.
+        sigmas: noise levels (per coordinate) of the stochastic variant.
+        eps: deterministic targets ``‖∇F‖ ≤ ε`` of the robust regression (‖∇F(x₀)‖ ≈ 0.16).
+        eps_mlp: deterministic targets of the MLP (‖∇F(x₀)‖ ≈ 0.6).
+        eps_noisy: targets of the noisy runs.
+        budget: gradient calls per deterministic run.
+        budget_noisy: gradient calls per noisy run.
+        mlp_samples: digits used by the MLP (the first ``mlp_samples`` of a seeded shuffle).
+        episode: O2NC episode length ``T``.
+        radius_robust / radius_mlp: O2NC ball radius ``D``.
+        radius_noisy_scale: ``D`` multiplier for noisy runs (theory: D shrinks with σ).
+        eta_scales: O2NC η grid, times ``1/L̂₁``.
+        gd_scales: GD/SGD step grid, times ``1/L̂₁``.
+        gammas: adaptive-step γ grid.
+        nsgd_scales: normalized-SGD step-length grid, times ``D``.
+        inner_steps: CMO23 fixed-point iterations per step.
+        methods: methods to run.
+        noisy_methods: methods also run with noise (claim 3 needs ``odog`` and ``gd``).
+    """
+
+    seeds: int = 3
+    problems: tuple[str, ...] = PROBLEMS
+    noisy_problems: tuple[str, ...] = ("robust",)
+    sigmas: tuple[float, ...] = (0.01,)
+    eps: tuple[float, ...] = (1e-2, 3e-3, 1e-3, 3e-4)
+    eps_mlp: tuple[float, ...] = (1e-2, 3e-3, 1e-3, 3e-4)
+    eps_noisy: tuple[float, ...] = (3e-2, 2e-2, 1e-2)
+    budget: int = 4000
+    budget_noisy: int = 4000
+    mlp_samples: int = 1797
+    episode: int = 10
+    radius_robust: float = 0.05
+    radius_mlp: float = 0.2
+    radius_noisy_scale: float = 0.5
+    eta_scales: tuple[float, ...] = (0.25, 0.5, 1.0)
+    gd_scales: tuple[float, ...] = (0.5, 1.0, 2.0)
+    gammas: tuple[float, ...] = (0.5, 1.0, 2.0)
+    nsgd_scales: tuple[float, ...] = (1.0, 1 / 3, 0.1)
+    inner_steps: int = 2
+    methods: tuple[str, ...] = METHODS
+    noisy_methods: tuple[str, ...] = METHODS
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("problems", "noisy_problems"):
+            bad = [p for p in getattr(self, name) if p not in PROBLEMS]
+            if bad:
+                raise ConfigError(f"{name}: unknown problems {bad}; allowed: {PROBLEMS}")
+        bad = [m for m in self.methods + self.noisy_methods if m not in METHODS]
+        if bad:
+            raise ConfigError(f"methods: unknown {bad}; allowed: {METHODS}")
+        for name in ("budget", "budget_noisy", "mlp_samples", "episode"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name}: expected an integer >= 1, got {getattr(self, name)}")
+        if not self.eps or any(e <= 0 for e in self.eps + self.eps_mlp + self.eps_noisy):
+            raise ConfigError(f"eps: expected positive targets, got {self.eps}")
+        if self.inner_steps < 0:
+            raise ConfigError(f"inner_steps: expected >= 0, got {self.inner_steps}")
+
+
+PRESETS = {
+    "smoke": O2NCConfig(seeds=1, eps=(1e-2, 3e-3), eps_mlp=(3e-2,), eps_noisy=(3e-2,),
+                        budget=150,
+                        budget_noisy=150, mlp_samples=200, eta_scales=(0.5,),
+                        gd_scales=(1.0,), gammas=(1.0,), nsgd_scales=(1 / 3,)),
+    "quick": O2NCConfig(seeds=3, eps=(1e-2, 3e-3, 1e-3), eps_mlp=(3e-2, 1e-2, 3e-3),
+                        budget=1500, budget_noisy=2000, mlp_samples=300,
+                        noisy_methods=("odog", "gd")),
+    "full": O2NCConfig(seeds=5, sigmas=(0.01, 0.1), budget=20000, budget_noisy=20000,
+                       eps_noisy=(3e-2, 2e-2, 1e-2, 5e-3)),
+}
+
+
+def _grid(cfg: O2NCConfig, method: str) -> list[dict]:
+    if method in O2NC_METHODS:
+        return [{"eta_scale": s} for s in cfg.eta_scales]
+    if method == "odog_adaptive":
+        return [{"gamma": g} for g in cfg.gammas]
+    if method == "gd":
+        return [{"eta_scale": s} for s in cfg.gd_scales]
+    return [{"step_scale": s} for s in cfg.nsgd_scales]
+
+
+def trials(cfg: O2NCConfig) -> list[Trial]:
+    out = []
+    for problem in cfg.problems:
+        sigmas = (0.0, *cfg.sigmas) if problem in cfg.noisy_problems else (0.0,)
+        for sigma in sigmas:
+            methods = [m for m in cfg.methods if sigma == 0.0 or m in cfg.noisy_methods]
+            for method in methods:
+                for point in _grid(cfg, method):
+                    for seed in range(cfg.seeds):
+                        out.append(Trial(method=method, problem=problem, seed=seed, params={
+                            "sigma": sigma, **point, **_shared(cfg, problem, sigma)}))
+    return out
+
+
+def _shared(cfg: O2NCConfig, problem: str, sigma: float) -> dict:
+    radius = cfg.radius_robust if problem == "robust" else cfg.radius_mlp
+    return {"D": radius * (cfg.radius_noisy_scale if sigma > 0 else 1.0), "T": cfg.episode,
+            "inner_steps": cfg.inner_steps, "budget": cfg.budget_noisy if sigma > 0
+            else cfg.budget, "eps": list(cfg.eps_noisy if sigma > 0 else cfg.eps_mlp
+                                         if problem == "mlp" else cfg.eps),
+            "mlp_samples": cfg.mlp_samples}
+
+
+# -- problems --------------------------------------------------------------------------------
+
+class _Problem:
+    """A full-batch objective on one flat float64 vector with a hand-written gradient."""
+
+    x0: torch.Tensor
+    lipschitz: float  # L̂₁, the step-size scale
+
+    def value_and_grad(self, x: torch.Tensor) -> tuple[float, torch.Tensor]:
+        raise NotImplementedError
+
+
+class _RobustRegression(_Problem):
+    """``F(x) = mean φ(Ax − b)``, ``φ(r) = r²/(1+r²)``; ``L₁ ≤ 2 λ_max(AᵀA/n)`` (φ'' ≤ 2)."""
+
+    def __init__(self, seed: int, n: int = 500, d: int = 50):
+        g = torch.Generator().manual_seed(10_000 + seed)
+        self.A = torch.randn(n, d, generator=g, dtype=torch.float64)
+        x_star = torch.randn(d, generator=g, dtype=torch.float64) / math.sqrt(d) * 2.0
+        b = self.A @ x_star + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
+        outliers = torch.rand(n, generator=g, dtype=torch.float64) < 0.1
+        self.b = torch.where(outliers, 5.0 * torch.randn(n, generator=g, dtype=torch.float64), b)
+        self.x0 = torch.zeros(d, dtype=torch.float64)
+        self.lipschitz = 2.0 * float(torch.linalg.eigvalsh(self.A.T @ self.A / n).max())
+
+    def value_and_grad(self, x):
+        r = self.A @ x - self.b
+        q = 1.0 + r * r
+        return float((r * r / q).mean()), self.A.T @ (2.0 * r / (q * q)) / r.numel()
+
+
+class _DigitsMLP(_Problem):
+    """tanh MLP 64→16→10, mean cross-entropy + λ‖θ‖², manual backprop on a flat θ."""
+
+    def __init__(self, seed: int, samples: int, hidden: int = 16, reg: float = 1e-4):
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        perm = np.random.default_rng(seed).permutation(len(y))[:samples]
+        self.X = torch.tensor(X[perm] / 16.0, dtype=torch.float64)
+        self.Y = torch.nn.functional.one_hot(torch.tensor(y[perm]), 10).to(torch.float64)
+        self.shapes = [(64, hidden), (hidden,), (hidden, 10), (10,)]
+        g = torch.Generator().manual_seed(20_000 + seed)
+        parts = [torch.randn(64, hidden, generator=g, dtype=torch.float64) / 8.0,
+                 torch.zeros(hidden, dtype=torch.float64),
+                 torch.randn(hidden, 10, generator=g, dtype=torch.float64) / 4.0,
+                 torch.zeros(10, dtype=torch.float64)]
+        self.x0 = torch.cat([p.reshape(-1) for p in parts])
+        self.reg = reg
+        # Softmax-CE curvature ≤ ½ per logit; with ‖X‖/√n-type scaling this is a rough L̂₁.
+        self.lipschitz = 0.5 * float(torch.linalg.matrix_norm(self.X, 2) ** 2 / samples) + 1.0
+
+    def _unpack(self, x):
+        out, i = [], 0
+        for s in self.shapes:
+            k = math.prod(s)
+            out.append(x[i:i + k].view(s))
+            i += k
+        return out
+
+    def value_and_grad(self, x):
+        W1, b1, W2, b2 = self._unpack(x)
+        H = torch.tanh(self.X @ W1 + b1)
+        Z = H @ W2 + b2
+        logp = Z - torch.logsumexp(Z, dim=1, keepdim=True)
+        n = self.X.shape[0]
+        loss = float(-(self.Y * logp).sum() / n + self.reg * (x * x).sum())
+        dZ = (logp.exp() - self.Y) / n
+        dA = (dZ @ W2.T) * (1.0 - H * H)
+        grad = torch.cat([(self.X.T @ dA).reshape(-1), dA.sum(0), (H.T @ dZ).reshape(-1),
+                          dZ.sum(0)])
+        return loss, grad + 2.0 * self.reg * x
+
+
+def _make_problem(name: str, seed: int, mlp_samples: int) -> _Problem:
+    return _RobustRegression(seed) if name == "robust" else _DigitsMLP(seed, mlp_samples)
+
+
+# -- one trial -------------------------------------------------------------------------------
+
+def _optimizer(method: str, x: torch.nn.Parameter, p: dict, lipschitz: float):
+    if method in O2NC_METHODS:
+        return O2NC([x], lr=p["eta_scale"] / lipschitz, D=p["D"], T=p["T"],
+                    hint=O2NC_METHODS[method], inner_steps=p["inner_steps"])
+    if method == "odog_adaptive":
+        return O2NC([x], adaptive=True, gamma=p["gamma"], alpha=1e-8, D=p["D"], T=p["T"])
+    if method == "gd":
+        return torch.optim.SGD([x], lr=p["eta_scale"] / lipschitz)
+    return NormalizedSGD([x], lr=p["step_scale"] * p["D"], momentum=0.9)
+
+
+def run_trial(trial: Trial, device: str = "cpu") -> dict:
+    torch.set_num_threads(1)
+    p = dict(trial.params)
+    problem = _make_problem(trial.problem, trial.seed, int(p["mlp_samples"]))
+    x = torch.nn.Parameter(problem.x0.clone())
+    opt = _optimizer(trial.method, x, p, problem.lipschitz)
+    noise = torch.Generator().manual_seed(30_000 + trial.seed)
+    sigma = float(p["sigma"])
+    calls = 0
+
+    def closure():
+        nonlocal calls
+        calls += 1
+        loss, grad = problem.value_and_grad(x.detach())
+        if sigma > 0:
+            grad = grad + sigma * torch.randn(grad.shape, generator=noise, dtype=grad.dtype)
+        x.grad = grad
+        return torch.tensor(loss)
+
+    eps = sorted(p["eps"], reverse=True)
+    reached: dict[float, int] = {}
+    best = math.inf
+    steps = 0
+    is_o2nc = isinstance(opt, O2NC)
+    diverged = False
+    while calls < p["budget"] and len(reached) < len(eps):
+        opt.step(closure)
+        steps += 1
+        # Every method is checked once per T iterations: when an O2NC episode completes.
+        if steps % p["T"]:
+            continue
+        candidate = opt.output()[x] if is_o2nc else x.detach()
+        _, g = problem.value_and_grad(candidate)
+        gnorm = float(torch.linalg.vector_norm(g))
+        if not math.isfinite(gnorm) or gnorm > 1e8:
+            diverged = True
+            break
+        best = min(best, gnorm)
+        for e in eps:
+            if e not in reached and gnorm <= e:
+                reached[e] = calls
+    if is_o2nc:
+        assert opt.grad_calls == calls  # the optimizer's own count agrees with the closure's
+    out = {"grad_calls": calls, "best_grad_norm": best if math.isfinite(best) else None,
+           "diverged": diverged, "lipschitz": problem.lipschitz}
+    for e in eps:
+        out[f"calls@{e:g}"] = reached.get(e)
+    return out
+
+
+# -- summary ---------------------------------------------------------------------------------
+
+def _selected(results: list[Result]) -> dict:
+    """Best grid point per (method, problem, σ, seed, ε): ``{key: (calls or None, budget)}``."""
+    cells: dict = {}
+    for r in results:
+        sigma = float(r.trial.params["sigma"])
+        for e in r.trial.params["eps"]:
+            key = (r.trial.method, r.trial.problem, sigma, float(e), r.trial.seed)
+            c = r.metrics.get(f"calls@{e:g}")
+            old = cells.get(key, (None, int(r.trial.params["budget"])))
+            if c is not None and (old[0] is None or c < old[0]):
+                old = (int(c), old[1])
+            cells[key] = old
+    return cells
+
+
+def _cell_stats(cells: dict, method: str, problem: str, sigma: float, e: float):
+    """Calls over seeds (budget where not reached), mean, CI half-width, reached count, n."""
+    vals = [(c if c is not None else b, c is not None) for (m, pr, s, ee, _), (c, b)
+            in cells.items() if (m, pr, s, ee) == (method, problem, sigma, e)]
+    if not vals:
+        return None
+    xs = [v for v, _ in vals]
+    mean, half = mean_ci(xs)
+    return {"values": xs, "mean": mean, "half": half, "reached": sum(ok for _, ok in vals),
+            "n": len(vals)}
+
+
+def _fmt(st: dict | None) -> str:
+    if st is None:
+        return "—"
+    txt = fmt_ci(st["mean"], st["half"], digits=4)
+    return txt if st["reached"] == st["n"] else f"≥ {txt} ({st['reached']}/{st['n']} reached)"
+
+
+def _slope(points: list[tuple[float, float]]) -> float | None:
+    if len(points) < 2:
+        return None
+    le, lc = np.log([e for e, _ in points]), np.log([c for _, c in points])
+    return float(np.polyfit(le, lc, 1)[0])
+
+
+def _plot(cells: dict, settings: list[tuple[str, float]], methods: list[str], path: Path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    fig, axes = plt.subplots(1, len(settings), figsize=(4.6 * len(settings), 3.8), squeeze=False)
+    for ax, (problem, sigma) in zip(axes[0], settings, strict=True):
+        eps = sorted({k[3] for k in cells if k[1] == problem and k[2] == sigma})
+        for method in methods:
+            pts, cens = [], []
+            for e in eps:
+                st = _cell_stats(cells, method, problem, sigma, e)
+                if st is None:
+                    continue
+                (pts if st["reached"] == st["n"] else cens).append((e, st["mean"]))
+            if pts:
+                line, = ax.loglog(*zip(*pts, strict=True), marker="o", label=LABEL[method])
+                if cens:
+                    ax.loglog(*zip(*cens, strict=True), ls="none", marker="^", mfc="none",
+                              color=line.get_color())
+            elif cens:
+                ax.loglog(*zip(*cens, strict=True), ls="none", marker="^", mfc="none",
+                          label=f"{LABEL[method]} (not reached)")
+        ax.set_xlabel("ε  (‖∇F(output)‖ ≤ ε)")
+        ax.set_ylabel("gradient calls (best grid point, mean over seeds)")
+        ax.set_title(f"{problem}, σ = {sigma:g}")
+        ax.invert_xaxis()
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Figure(path=path, caption="Gradient calls to reach ‖∇F‖ ≤ ε per method (log-log; "
+                                     "open triangles: not reached by every seed, budget shown)")
+
+
+def _compare(cells, problems, eps_of, a: str, b: str, factor: float = 1.0):
+    """Does ``calls(a) < factor·calls(b)`` hold at every (problem, ε)?  (mean over seeds; a
+    cell that ``a`` does not reach in every seed fails)."""
+    ok, parts = True, []
+    for problem in problems:
+        for e in eps_of(problem):
+            sa, sb = (_cell_stats(cells, m, problem, 0.0, e) for m in (a, b))
+            if sa is None or sb is None:
+                continue
+            good = sa["reached"] == sa["n"] and (
+                sa["mean"] <= factor * sb["mean"] if factor != 1.0 else sa["mean"] < sb["mean"])
+            ok &= good
+            parts.append(f"{problem} ε={e:g}: {a} {_fmt(sa)} vs {b} {_fmt(sb)}"
+                         f"{'' if good else ' ✗'}")
+    return ok, "; ".join(parts)
+
+
+def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    cells = _selected(results)
+    methods = [m for m in METHODS if any(k[0] == m for k in cells)]
+    settings = sorted({(k[1], k[2]) for k in cells}, key=lambda t: (PROBLEMS.index(t[0]), t[1]))
+
+    rows = []
+    for problem, sigma in settings:
+        eps = sorted({k[3] for k in cells if k[1:3] == (problem, sigma)}, reverse=True)
+        for method in methods:
+            stats = [_cell_stats(cells, method, problem, sigma, e) for e in eps]
+            if all(st is None for st in stats):  # method not run in this setting
+                continue
+            rows.append([problem, f"{sigma:g}", LABEL[method], *map(_fmt, stats)])
+    width = max(len(cfg.eps), len(cfg.eps_noisy))
+    tables = [Table(
+        title="Gradient calls to reach ‖∇F‖ ≤ ε (best grid point per seed and ε; mean ± 95% CI "
+              "over seeds); columns are the ε of that row's setting, largest first",
+        columns=["problem", "σ", "method", *[f"ε #{i + 1}" for i in range(width)]],
+        rows=[r + [""] * (3 + width - len(r)) for r in rows])]
+    eps_table = [[problem, f"{sigma:g}", ", ".join(f"{e:g}" for e in sorted(
+        {k[3] for k in cells if k[1:3] == (problem, sigma)}, reverse=True))]
+        for problem, sigma in settings]
+    tables.append(Table(title="ε targets per setting", columns=["problem", "σ", "ε #1, #2, …"],
+                        rows=eps_table))
+    figures = [_plot(cells, settings, methods, outdir / "calls_vs_eps.png")]
+
+    det_problems = [p for p, s in settings if s == 0.0]
+
+    def det_eps(problem):
+        return sorted({k[3] for k in cells if k[1:3] == (problem, 0.0)}, reverse=True)
+
+    claims = []
+    if {"odog", "cmo23"} <= set(methods):
+        ok, ev = _compare(cells, det_problems, det_eps, "odog", "cmo23")
+        claims.append(Claim(
+            text="(1) ODOG needs fewer gradient calls than CMO23's double-loop O2NC (fixed-point "
+                 f"hints, {cfg.inner_steps} inner iterations) at every ε (deterministic).",
+            evidence=ev, held=ok))
+    if {"odog", "naive_hint", "ogd"} <= set(methods):
+        ok1, ev1 = _compare(cells, det_problems, det_eps, "odog", "naive_hint")
+        ok2, ev2 = _compare(cells, det_problems, det_eps, "odog", "ogd")
+        claims.append(Claim(
+            text="(2) ODOG needs fewer gradient calls than O2NC with the naive hint "
+                 "h_n = g_{n−1} and than O2NC with plain projected OGD, at every ε "
+                 "(deterministic).", evidence=ev1 + " | " + ev2, held=ok1 and ok2))
+    noisy = [(p, s) for p, s in settings if s > 0]
+    if noisy and {"odog", "gd"} <= set(methods):
+        ok, parts = True, []
+        for problem, sigma in noisy:
+            eps = sorted({k[3] for k in cells if k[1:3] == (problem, sigma)}, reverse=True)
+            stats = {m: [(e, _cell_stats(cells, m, problem, sigma, e)) for e in eps]
+                     for m in ("odog", "gd")}
+            converged = all(st["reached"] == st["n"] for _, st in stats["odog"])
+            slopes = {m: _slope([(e, st["mean"]) for e, st in stats[m]
+                                 if st["reached"] == st["n"]]) for m in stats}
+            shallower = (slopes["odog"] is not None and slopes["gd"] is not None
+                         and slopes["odog"] > slopes["gd"])
+            ok &= converged and shallower
+            fmt_s = {m: "n/a" if v is None else f"{v:.2f}" for m, v in slopes.items()}
+            parts.append(
+                f"{problem} σ={sigma:g}: ODOG reached every ε in every seed: {converged} ("
+                + ", ".join(f"ε={e:g}: {_fmt(st)}" for e, st in stats["odog"])
+                + f"); log-log slope ODOG {fmt_s['odog']} vs SGD {fmt_s['gd']} (SGD "
+                + ", ".join(f"ε={e:g}: {_fmt(st)}" for e, st in stats["gd"]) + ")")
+        claims.append(Claim(
+            text="(3) With Gaussian gradient noise the unchanged ODOG code path (no option "
+                 "changed, radius scaled as for every O2NC method) reaches every ε, and its "
+                 "calls-vs-ε log-log slope is shallower than SGD's (theory −3.5 vs −4; "
+                 "qualitative).", evidence="; ".join(parts), held=ok))
+    if {"odog", "odog_adaptive"} <= set(methods):
+        ok, ev = _compare(cells, det_problems, det_eps, "odog_adaptive", "odog", factor=2.0)
+        claims.append(Claim(
+            text="(4) ODOG with the adaptive step of §4 (γ grid, α = 1e-8, accumulator reset "
+                 "every episode) needs at most 2× the calls of tuned-η ODOG at every ε "
+                 "(deterministic).", evidence=ev, held=ok))
+
+    notes = [
+        "The paper has NO experiments (pure complexity theory); these four claims are the brief's "
+        "proposed small-scale checks of its complexity table, not numbers from the paper.",
+        "Selection rule (identical for every method): for each (method, problem, σ, seed, ε) "
+        "the grid point with the fewest gradient calls to reach ε. Cells not reached by some "
+        "seed show '≥' and count the budget; a claim fails where ODOG itself is not reached.",
+        f"Grids (fixed before running): O2NC η ∈ {list(cfg.eta_scales)}/L̂₁ with D = "
+        f"{cfg.radius_robust} (robust) / {cfg.radius_mlp} (MLP), ×{cfg.radius_noisy_scale} with "
+        f"noise, T = {cfg.episode}; CMO23 inner_steps = {cfg.inner_steps}; adaptive γ ∈ "
+        f"{list(cfg.gammas)}; GD/SGD η ∈ {list(cfg.gd_scales)}/L̂₁; normalized SGD step ∈ "
+        f"{[round(s, 3) for s in cfg.nsgd_scales]}·D, β = 0.9. L̂₁ = 2λ_max(AᵀA/n) for the "
+        "robust regression and a rough bound for the MLP.",
+        f"Budgets: {cfg.budget} gradient calls (deterministic), {cfg.budget_noisy} (noisy); the "
+        f"MLP uses {cfg.mlp_samples} digits. Stationarity is checked with the exact gradient "
+        "outside the budget, every T iterations for every method: O2NC at the episode average just "
+        "completed, GD/NSGD at the iterate.",
+        "Inferred details of ODOG (see optzoo.optim.o2nc): h₁ = ∇F(x₀), Δ₁ = Π_D(−ηh₁), Δ not "
+        "reset between episodes, output = last completed episode average.",
+        f"Methods run with noise σ ∈ {list(cfg.sigmas)} on {list(cfg.noisy_problems)}: "
+        f"{list(cfg.noisy_methods)} (the quick preset keeps only the claim-3 pair to fit its "
+        "60 s budget; the MLP is run without noise to keep the full preset under an hour).",
+        "D and T are fixed per problem, not set to the theory's ε-dependent values "
+        "(D ∝ ε^{3/4}); the slope claim (3) is therefore only qualitative.",
+    ]
+    return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
+
+
+REPRODUCTION = Reproduction(
+    slug=SLUG,
+    presets=PRESETS,
+    trials=trials,
+    run_trial=run_trial,
+    summarize=summarize,
+    description=(
+        "The paper (ODOG, ICLR 2026) has no experiments; this runs the brief's proposed checks of "
+        "its complexity table. Gradient calls to reach ‖∇F‖ ≤ ε on a smoothed robust regression "
+        "(d = 50, n = 500) and a full-batch tanh MLP on digits, deterministic and with Gaussian "
+        "gradient noise, for ODOG, O2NC with the naive hint, plain projected OGD, CMO23's "
+        "fixed-point double loop, adaptive ODOG, GD/SGD and normalized SGD with momentum; a "
+        "small step grid per method, best point per (method, problem, σ, seed, ε)."),
+)

@@ -1,0 +1,897 @@
+"""Reproduction ``steepest-mirror-flows``: Jacobs, Zhou & Burkholz, "Never Saddle for
+Reparameterized Steepest Descent as Mirror Flow" (ICLR 2026, OpenReview YgudIlQ9nC).
+
+Five experiments, the brief's small-scale reproduction items (1)-(5), all on CPU:
+
+1. ``escape`` -- saddle escape in sparse regression ``f(x) = ‖Ax - y‖²/(2n)``, ``A`` Gaussian
+   ``n x k`` (k = 300, n = 100), 5-sparse positive target in [1, 2], model ``x = Π_{i≤L} w_i``
+   (:class:`~optzoo.optim.mirror_flow.DeepDiagonal`), inits "saddle" (``w_1 = 0``,
+   ``w_{i≥2} = λ``) and "balanced" (``w_i = α₀``), steepest descent with q ∈ {1, 1.5, 2} at a
+   fixed small lr (1e-3), no weight decay.  Escape = first step with loss < 10 % of the initial
+   loss; runs that do not escape within the budget are censored at the budget (their means are
+   lower bounds).  A ``gd_large`` method (q = 2 at a larger lr) tests "only a large lr rescues GD".
+2. ``mirror`` -- ``x = u ⊙ v`` trained by steepest descent at small lr versus the integrated
+   steepest mirror flow ``d∇R(x)/dt = -sign(∇f)|∇f|^{q-1}``, ``∇²R = 1/sqrt(4|x|^q + λ²)``
+   (:func:`~optzoo.optim.mirror_flow.integrate_mirror_flow`; for q < 2 the sign is regularised
+   as ``tanh(g/ε)``, ε = 1e-4, to integrate through the sliding regime).  Time = lr x steps.
+3. ``balance`` -- the same model with weight decay α: decoupled (AdamW-like) sign descent and GD,
+   coupled (Adam + L2-like) sign descent, and no decay.  Measured: the largest deviation of
+   ``r_i(t) = (|u_i|^q - |v_i|^q)_t / (|u_i|^q - |v_i|^q)_0`` from the law ``exp(-qαt)``.
+4. ``sparsity`` -- sparse regression (k = 60, n = 25, 3-sparse target) with balanced
+   ``x = Π w_i``, L ∈ {2, 4, 8}, run to (approximate) convergence with a cosine-decayed lr:
+   sign descent with decoupled vs coupled weight decay, and GD + WD (coupled = decoupled for
+   q = 2).  Measured: effective number of nonzeros ``(‖x‖_1/‖x‖_2)²``, relative error to the
+   target, collapse (``‖x‖ < 0.1‖x*‖``).
+5. ``finetune`` -- proxy of the paper's fine-tuning table on scikit-learn digits: an MLP
+   (64-64-64, ReLU) pretrained with Adam on classes 0-4, fine-tuned (all layers) on classes 5-9
+   with a new zero-initialised linear head or a zero-initialised product head ``B·A`` (``B = 0``,
+   ``A`` small random: the ``w_1 = 0, w_2 = λ`` saddle init); SGD, Adam and SignSGD at the
+   small lr 1e-3 versus SGD with the lr chosen from a fixed grid by mean validation accuracy
+   ("tuned large-lr SGD").  Metric: validation accuracy (%).
+
+Deviations from the paper (whose exact lrs, budgets and fine-tuning data were not retrieved):
+the escape threshold, budgets and grids are ours; the fine-tuning study is a digits proxy of
+ResNet/ViT/BERT fine-tuning; experiment (4) is the reduced form of the paper's ResNet-50 /
+regression sparsity study; the sparse classification (k = 80) and Hessian-eigenvalue studies are
+not reproduced.
+
+Read top to bottom: config and presets, trial expansion, one trial per experiment, summary.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from optzoo.errors import ConfigError
+from optzoo.experiment import (
+    Claim,
+    Figure,
+    Preset,
+    Reproduction,
+    Result,
+    Summary,
+    Table,
+    Trial,
+    aggregate,
+    fmt_ci,
+    mean_ci,
+)
+from optzoo.optim.mirror_flow import DeepDiagonal, HadamardProduct, integrate_mirror_flow
+from optzoo.optim.steepest_descent import SignSGD, SteepestDescent
+
+SLUG = "steepest-mirror-flows"
+
+ESCAPE_FRACTION = 0.1        # escape: loss below 10 % of its initial value
+MIRROR_TOL = 0.05            # brief item (2): < 5 % relative error
+BALANCE_TOL = 0.05           # the balance law holds within 5 %
+NO_LAW = 0.2                 # coupled decay: "no such law" = deviation above 20 %
+COLLAPSE = 0.1               # ‖x‖ < 10 % of ‖x*‖
+SIGN_EPS = 1e-4              # tanh regularisation of sign in the mirror ODE
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SteepestConfig(Preset):
+    """Settings of the steepest-mirror-flows reproduction.
+
+    Args:
+        seeds: seeds per cell.
+        escape_k, escape_n, escape_s: dimension, samples, sparsity of the escape regression.
+        escape_depths: depths L of ``x = Π w_i``.
+        escape_qs: steepest-descent exponents q.
+        escape_saddle: λ values of the saddle init (``w_1 = 0``, ``w_{i≥2} = λ``).
+        escape_balanced: α₀ values of the balanced init.
+        escape_lr: the small fixed lr.
+        escape_budget: step budget (censoring).
+        large_lr: the larger lr of ``gd_large`` (run at the smallest saddle λ; 0 = skip).
+        mirror_qs: q values of the mirror-flow check (empty: skip).
+        mirror_lr: lr of the discrete run; mirror_time: horizon (time = lr x steps).
+        balance_alpha: weight decay α; balance_time: horizon; balance_lr: lr.
+        sparsity_depths: depths of the sparsity study (empty: skip).
+        sparsity_steps: steps; sparsity_lr: initial lr (cosine-decayed to 0);
+        sparsity_alpha: weight decay; sparsity_init: balanced α₀.
+        ft_heads: ``"zero_head"`` / ``"adapter"`` (empty: skip).
+        ft_epochs: fine-tuning epochs; ft_small_lr: the small lr; ft_sgd_grid: SGD lr grid.
+        ft_pretrain_steps: full-batch Adam steps of the pretraining.
+    """
+
+    seeds: int = 3
+    escape_k: int = 300
+    escape_n: int = 100
+    escape_s: int = 5
+    escape_depths: tuple[int, ...] = (2, 3, 4)
+    escape_qs: tuple[float, ...] = (1.0, 1.5, 2.0)
+    escape_saddle: tuple[float, ...] = (1e-2,)
+    escape_balanced: tuple[float, ...] = (1e-2,)
+    escape_lr: float = 1e-3
+    escape_budget: int = 2000
+    large_lr: float = 3e-2
+    mirror_qs: tuple[float, ...] = (1.0, 1.5, 2.0)
+    mirror_lr: float = 2.5e-4
+    mirror_time: float = 1.0
+    balance_alpha: float = 0.5
+    balance_time: float = 2.0
+    balance_lr: float = 1e-3
+    sparsity_depths: tuple[int, ...] = (2, 4, 8)
+    sparsity_steps: int = 3000
+    sparsity_lr: float = 1e-2
+    sparsity_alpha: float = 0.05
+    sparsity_init: float = 0.5
+    ft_heads: tuple[str, ...] = ("zero_head", "adapter")
+    ft_epochs: int = 10
+    ft_small_lr: float = 1e-3
+    ft_sgd_grid: tuple[float, ...] = (1e-2, 3e-2, 1e-1, 3e-1, 1.0)
+    ft_pretrain_steps: int = 300
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("escape_k", "escape_n", "escape_s", "escape_budget", "sparsity_steps",
+                     "ft_epochs", "ft_pretrain_steps"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name}: expected an integer >= 1, got {getattr(self, name)}")
+        if self.escape_s > self.escape_k:
+            raise ConfigError(f"escape_s: expected <= escape_k = {self.escape_k}")
+        for name in ("escape_qs", "mirror_qs"):
+            if any(not 1.0 <= q <= 2.0 for q in getattr(self, name)):
+                raise ConfigError(f"{name}: expected values in [1, 2], got {getattr(self, name)}")
+        for name in ("escape_depths", "sparsity_depths"):
+            if any(d < 1 for d in getattr(self, name)):
+                raise ConfigError(f"{name}: expected depths >= 1, got {getattr(self, name)}")
+        for name in ("escape_saddle", "escape_balanced", "ft_sgd_grid"):
+            if any(not v > 0 for v in getattr(self, name)):
+                raise ConfigError(f"{name}: expected positive values, got {getattr(self, name)}")
+        for name in ("escape_lr", "mirror_lr", "mirror_time", "balance_time", "balance_lr",
+                     "sparsity_lr", "sparsity_init", "ft_small_lr"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
+        for name in ("large_lr", "balance_alpha", "sparsity_alpha"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name}: expected >= 0, got {getattr(self, name)}")
+        if any(h not in ("zero_head", "adapter") for h in self.ft_heads):
+            raise ConfigError(f"ft_heads: expected 'zero_head'/'adapter', got {self.ft_heads}")
+
+
+PRESETS = {
+    # Every code path once, tiny budgets: the test suite runs this.
+    "smoke": SteepestConfig(
+        seeds=2, escape_k=60, escape_n=20, escape_s=3, escape_depths=(2, 3),
+        escape_qs=(1.0, 2.0), escape_saddle=(1e-1,), escape_balanced=(), escape_budget=300,
+        mirror_qs=(1.0,), mirror_lr=1e-3, mirror_time=0.5, balance_time=0.5,
+        sparsity_depths=(2,), sparsity_steps=200, ft_heads=("zero_head",), ft_epochs=1,
+        ft_sgd_grid=(1e-1,), ft_pretrain_steps=30),
+    # Brief items (1)-(5) shrunk to ~60 s on 2 cores: one saddle and one balanced scale,
+    # 2,000-step budget, depths {2, 4, 8} for sparsity, 10 fine-tuning epochs.
+    "quick": SteepestConfig(seeds=3),
+    # The brief's setting: λ, α₀ ∈ {1e-1, 1e-2, 1e-3}, 20,000-step budget, 5 seeds.
+    "full": SteepestConfig(
+        seeds=5, escape_saddle=(1e-1, 1e-2, 1e-3), escape_balanced=(1e-1, 1e-2, 1e-3),
+        escape_budget=20000, mirror_lr=1e-4, sparsity_steps=10000, ft_epochs=30),
+}
+
+
+# -- trials ----------------------------------------------------------------------------------
+
+def trials(cfg: SteepestConfig) -> list[Trial]:
+    out: list[Trial] = []
+    esc = {"k": cfg.escape_k, "n": cfg.escape_n, "s": cfg.escape_s,
+           "budget": cfg.escape_budget}
+    inits = [("saddle", s) for s in cfg.escape_saddle] + \
+        [("balanced", a) for a in cfg.escape_balanced]
+    for L in cfg.escape_depths:
+        for init, scale in inits:
+            for q in cfg.escape_qs:
+                for seed in range(cfg.seeds):
+                    out.append(Trial(f"q={q:g}", "escape", seed, {
+                        **esc, "L": L, "init": init, "scale": scale, "q": q,
+                        "lr": cfg.escape_lr}))
+        if cfg.large_lr > 0 and cfg.escape_saddle:
+            for seed in range(cfg.seeds):
+                out.append(Trial("gd_large", "escape", seed, {
+                    **esc, "L": L, "init": "saddle", "scale": min(cfg.escape_saddle),
+                    "q": 2.0, "lr": cfg.large_lr}))
+    for q in cfg.mirror_qs:
+        for seed in range(cfg.seeds):
+            out.append(Trial(f"q={q:g}", "mirror", seed, {
+                "q": q, "lr": cfg.mirror_lr, "time": cfg.mirror_time}))
+    for method, q, wd, cwd in (("sign_decoupled", 1.0, cfg.balance_alpha, 0.0),
+                               ("gd_decoupled", 2.0, cfg.balance_alpha, 0.0),
+                               ("sign_coupled", 1.0, 0.0, cfg.balance_alpha),
+                               ("sign_no_wd", 1.0, 0.0, 0.0),
+                               ("gd_no_wd", 2.0, 0.0, 0.0)):
+        for seed in range(cfg.seeds):
+            out.append(Trial(method, "balance", seed, {
+                "q": q, "wd": wd, "cwd": cwd, "lr": cfg.balance_lr,
+                "time": cfg.balance_time}))
+    for L in cfg.sparsity_depths:
+        for method in ("sign_decoupled", "sign_coupled", "gd_wd"):
+            if method == "gd_wd" and L > 4:
+                continue  # GD with L ≥ 3 is in the m > 1 regime: it does not leave α₀ here
+            for seed in range(cfg.seeds):
+                out.append(Trial(method, "sparsity", seed, {
+                    "L": L, "steps": cfg.sparsity_steps, "lr": cfg.sparsity_lr,
+                    "alpha": cfg.sparsity_alpha, "init": cfg.sparsity_init}))
+    ft_methods = [("sgd", cfg.ft_small_lr), ("adam", cfg.ft_small_lr),
+                  ("signsgd", cfg.ft_small_lr)] + [("sgd_grid", lr) for lr in cfg.ft_sgd_grid]
+    for head in cfg.ft_heads:
+        for method, lr in ft_methods:
+            for seed in range(cfg.seeds):
+                out.append(Trial(method, f"finetune-{head}", seed, {
+                    "head": head, "lr": lr, "epochs": cfg.ft_epochs,
+                    "pretrain_steps": cfg.ft_pretrain_steps}))
+    return out
+
+
+# -- (1) saddle escape -----------------------------------------------------------------------
+
+def _sparse_regression(seed: int, k: int, n: int, s: int) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(n, k, generator=g, dtype=torch.float64)
+    x_star = torch.zeros(k, dtype=torch.float64)
+    support = torch.randperm(k, generator=g)[:s]
+    x_star[support] = 1.0 + torch.rand(s, generator=g, dtype=torch.float64)
+    return A, A @ x_star, x_star
+
+
+def _set_product_grads(ws: list[torch.Tensor], gx: torch.Tensor) -> None:
+    """∂f/∂w_i = ∂f/∂x ⊙ Π_{j≠i} w_j (prefix x suffix products; cheaper than autograd)."""
+    prefix = [torch.ones_like(gx)]
+    for w in ws[:-1]:
+        prefix.append(prefix[-1] * w)
+    suffix = torch.ones_like(gx)
+    for i in reversed(range(len(ws))):
+        ws[i].grad = gx * prefix[i] * suffix
+        suffix = suffix * ws[i]
+
+
+def _product(ws: list[torch.Tensor]) -> torch.Tensor:
+    x = ws[0].detach().clone()
+    for w in ws[1:]:
+        x.mul_(w)
+    return x
+
+
+def _run_escape(trial: Trial) -> dict[str, Any]:
+    p = trial.params
+    A, y, _ = _sparse_regression(trial.seed, int(p["k"]), int(p["n"]), int(p["s"]))
+    n = A.shape[0]
+    model = DeepDiagonal(int(p["k"]), int(p["L"]), float(p["scale"]), str(p["init"]))
+    ws = list(model.factors)
+    opt = SteepestDescent(ws, lr=float(p["lr"]), norm="lp", q=float(p["q"]))
+    budget = int(p["budget"])
+    f0 = None
+    escape = budget
+    loss = math.nan
+    with torch.no_grad():
+        for t in range(budget + 1):
+            r = A @ _product(ws) - y
+            loss = float(r @ r) / (2 * n)
+            if not math.isfinite(loss):
+                break
+            if f0 is None:
+                f0 = loss
+            if loss < ESCAPE_FRACTION * f0:
+                escape = t
+                break
+            if t == budget:
+                break
+            _set_product_grads(ws, A.T @ r / n)
+            opt.step()
+    escaped = escape < budget and math.isfinite(loss)
+    return {"escape_steps": int(escape if escaped else budget), "escaped": bool(escaped),
+            "final_rel_loss": float(loss / f0) if f0 and math.isfinite(loss) else None,
+            "diverged": not math.isfinite(loss)}
+
+
+# -- (2) + (3) L = 2 mirror flow and balance ------------------------------------------------
+
+def _two_factor_problem(seed: int, k: int = 20, n: int = 10) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng([seed, 2])
+    A = rng.standard_normal((n, k)) / math.sqrt(n)
+    x_star = np.zeros(k)
+    x_star[:3] = (1.0, -0.5, 0.8)
+    u0 = 0.3 + 0.1 * rng.random(k)
+    v0 = 0.1 + 0.1 * rng.random(k)
+    return A, A @ x_star, u0, v0
+
+
+def _run_two_factor(A, y, u0, v0, opt_factory, lr: float, time: float, n_eval: int = 50):
+    """Train ``x = u ⊙ v`` on ``½‖Ax - y‖²``; return eval times and (x, u, v) snapshots."""
+    model = HadamardProduct(torch.tensor(u0), torch.tensor(v0))
+    opt = opt_factory([model.m, model.w])
+    At, yt = torch.tensor(A), torch.tensor(y)
+    steps = int(round(time / lr))
+    every = max(1, steps // n_eval)
+    ts, xs, us, vs = [], [], [], []
+    with torch.no_grad():
+        for s in range(1, steps + 1):
+            gx = At.T @ (At @ (model.m * model.w) - yt)
+            model.m.grad, model.w.grad = gx * model.w, gx * model.m
+            opt.step()
+            if s % every == 0:
+                ts.append(s * lr)
+                xs.append((model.m * model.w).numpy().copy())
+                us.append(model.m.numpy().copy())
+                vs.append(model.w.numpy().copy())
+    return np.array(ts), np.array(xs), np.array(us), np.array(vs)
+
+
+def _run_mirror(trial: Trial) -> dict[str, Any]:
+    p = trial.params
+    q, lr = float(p["q"]), float(p["lr"])
+    A, y, u0, v0 = _two_factor_problem(trial.seed)
+    ts, xs, _, _ = _run_two_factor(
+        A, y, u0, v0, lambda ps: SteepestDescent(ps, lr=lr, norm="lp", q=q), lr,
+        float(p["time"]))
+    lam = np.abs(u0) ** q - np.abs(v0) ** q
+    t_ode, x_ode = integrate_mirror_flow(
+        lambda x: A.T @ (A @ x - y), u0 * v0, lam, q, ts, stop_at_sign_change=False,
+        sign_eps=SIGN_EPS if q < 2 else 0.0, method="LSODA", rtol=1e-7, atol=1e-10)
+    err = np.linalg.norm(xs[: len(t_ode)] - x_ode, axis=1) / np.linalg.norm(x_ode, axis=1)
+    f = lambda x: 0.5 * float(np.sum((A @ x - y) ** 2))  # noqa: E731
+    return {"max_rel_error": float(err.max()), "final_rel_error": float(err[-1]),
+            "reached_time": float(t_ode[-1]), "loss_ratio": f(xs[-1]) / f(u0 * v0)}
+
+
+def _run_balance(trial: Trial) -> dict[str, Any]:
+    p = trial.params
+    q, wd, cwd, lr = float(p["q"]), float(p["wd"]), float(p["cwd"]), float(p["lr"])
+    A, y, u0, v0 = _two_factor_problem(trial.seed)
+    ts, _, us, vs = _run_two_factor(
+        A, y, u0, v0, lambda ps: SteepestDescent(ps, lr=lr, norm="lp", q=q, weight_decay=wd,
+                                                 coupled_weight_decay=cwd), lr,
+        float(p["time"]))
+    imb0 = np.abs(u0) ** q - np.abs(v0) ** q
+    ratio = (np.abs(us) ** q - np.abs(vs) ** q) / imb0
+    alpha = wd if wd > 0 else cwd  # the law a decay of strength α would follow
+    law = np.exp(-q * alpha * ts)[:, None]
+    # Decay-rate fit on the coordinate-median ratio (log-linear through r(0) = 1).
+    med = np.median(ratio, axis=1)
+    ok = med > 0
+    rate = float(-np.sum(ts[ok] * np.log(med[ok])) / np.sum(ts[ok] ** 2)) if ok.any() else None
+    return {"max_law_deviation": float(np.max(np.abs(ratio - law))),
+            "fitted_rate": rate, "law_rate": q * alpha}
+
+
+# -- (4) sparsity / bias vs depth ------------------------------------------------------------
+
+def _run_sparsity(trial: Trial) -> dict[str, Any]:
+    p = trial.params
+    L, steps, lr, alpha = int(p["L"]), int(p["steps"]), float(p["lr"]), float(p["alpha"])
+    A, y, x_star = _sparse_regression(1000 + trial.seed, 60, 25, 3)
+    n = A.shape[0]
+    model = DeepDiagonal(A.shape[1], L, float(p["init"]), "balanced")
+    ws = list(model.factors)
+    if trial.method == "sign_decoupled":
+        opt = SignSGD(ws, lr=lr, weight_decay=alpha)
+    elif trial.method == "sign_coupled":
+        opt = SignSGD(ws, lr=lr, coupled_weight_decay=alpha)
+    else:  # gd_wd: for q = 2 coupled and decoupled weight decay coincide
+        opt = SteepestDescent(ws, lr=lr, norm="l2", weight_decay=alpha)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    with torch.no_grad():
+        for _ in range(steps):
+            r = A @ _product(ws) - y
+            _set_product_grads(ws, A.T @ r / n)
+            opt.step()
+            sched.step()
+        x = _product(ws)
+        r = A @ x - y
+    l1, l2 = float(x.abs().sum()), float(torch.linalg.vector_norm(x))
+    support = x_star != 0
+    return {"eff_nnz": (l1 / l2) ** 2 if l2 > 0 else 0.0,
+            "rel_error": float(torch.linalg.vector_norm(x - x_star) / torch.linalg.vector_norm(
+                x_star)),
+            "support_mass": float(x[support].abs().sum()) / l1 if l1 > 0 else 0.0,
+            "collapsed": bool(l2 < COLLAPSE * float(torch.linalg.vector_norm(x_star))),
+            "final_loss": float(r @ r) / (2 * n)}
+
+
+# -- (5) fine-tuning proxy -------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=8)
+def _digits_split(seed: int) -> tuple[torch.Tensor, ...]:
+    from sklearn.datasets import load_digits
+
+    X, t = load_digits(return_X_y=True)
+    X = torch.tensor(X / 16.0, dtype=torch.float32)
+    t = torch.tensor(t)
+    pre = t < 5
+    Xf, tf = X[~pre], t[~pre] - 5
+    perm = torch.randperm(len(tf), generator=torch.Generator().manual_seed(seed))
+    n_train = int(0.6 * len(tf))
+    tr, va = perm[:n_train], perm[n_train:]
+    return X[pre], t[pre], Xf[tr], tf[tr], Xf[va], tf[va]
+
+
+@functools.lru_cache(maxsize=8)
+def _pretrained_body(seed: int, steps: int) -> dict[str, torch.Tensor]:
+    """An MLP 64-64-64 body pretrained (with a temporary head) on digits 0-4 by Adam."""
+    Xp, tp, *_ = _digits_split(seed)
+    torch.manual_seed(seed)
+    body = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                               torch.nn.Linear(64, 64), torch.nn.ReLU())
+    head = torch.nn.Linear(64, 5)
+    opt = torch.optim.Adam([*body.parameters(), *head.parameters()], lr=1e-2)
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(head(body(Xp)), tp).backward()
+        opt.step()
+    return {k: v.detach().clone() for k, v in body.state_dict().items()}
+
+
+class _ProductHead(torch.nn.Module):
+    """``logits = h Aᵀ Bᵀ`` with ``B = 0`` and ``A`` small random: the ``w_1 = 0, w_2 = λ``
+    saddle init of a zero-initialised product (LoRA-like) adapter."""
+
+    def __init__(self, rank: int = 8, scale: float = 0.1):
+        super().__init__()
+        self.A = torch.nn.Parameter(scale * torch.randn(rank, 64) / 8.0)
+        self.B = torch.nn.Parameter(torch.zeros(5, rank))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self.A.T @ self.B.T
+
+
+def _run_finetune(trial: Trial) -> dict[str, Any]:
+    p = trial.params
+    _, _, Xtr, ttr, Xva, tva = _digits_split(trial.seed)
+    body = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                               torch.nn.Linear(64, 64), torch.nn.ReLU())
+    body.load_state_dict(_pretrained_body(trial.seed, int(p["pretrain_steps"])))
+    torch.manual_seed(10_000 + trial.seed)
+    if p["head"] == "zero_head":
+        head: torch.nn.Module = torch.nn.Linear(64, 5)
+        torch.nn.init.zeros_(head.weight)
+        torch.nn.init.zeros_(head.bias)
+    else:
+        head = _ProductHead()
+    params = [*body.parameters(), *head.parameters()]
+    lr = float(p["lr"])
+    if trial.method == "adam":
+        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=lr)
+    elif trial.method == "signsgd":
+        opt = SignSGD(params, lr=lr)
+    else:
+        opt = torch.optim.SGD(params, lr=lr)
+    g = torch.Generator().manual_seed(20_000 + trial.seed)
+    for _ in range(int(p["epochs"])):
+        for idx in torch.randperm(len(ttr), generator=g).split(32):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(head(body(Xtr[idx])), ttr[idx])
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        acc = float((head(body(Xva)).argmax(1) == tva).float().mean()) * 100
+        train_loss = float(torch.nn.functional.cross_entropy(head(body(Xtr)), ttr))
+    return {"val_acc": acc if math.isfinite(train_loss) else 0.0,
+            "train_loss": train_loss if math.isfinite(train_loss) else None}
+
+
+def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
+    torch.set_num_threads(1)
+    runner = {"escape": _run_escape, "mirror": _run_mirror, "balance": _run_balance,
+              "sparsity": _run_sparsity}.get(trial.problem)
+    if runner is None and trial.problem.startswith("finetune-"):
+        runner = _run_finetune
+    if runner is None:
+        raise ValueError(f"trial.problem: unknown problem {trial.problem!r}")
+    return runner(trial)
+
+
+# -- summary ---------------------------------------------------------------------------------
+
+def _vals(rs: list[Result], metric: str) -> list[float]:
+    return [float(r.metrics[metric]) for r in rs if r.metrics.get(metric) is not None]
+
+
+def _mean(rs: list[Result], metric: str) -> float:
+    v = _vals(rs, metric)
+    return float(np.mean(v)) if v else math.nan
+
+
+def _ci(rs: list[Result], metric: str) -> str:
+    v = _vals(rs, metric)
+    return fmt_ci(*mean_ci(v)) if v else "—"
+
+
+def _select(results: list[Result], problem: str, method: str | None = None,
+            **params: Any) -> list[Result]:
+    return [r for r in results if r.trial.problem == problem
+            and (method is None or r.trial.method == method)
+            and all(r.trial.params.get(k) == v for k, v in params.items())]
+
+
+def _escape_claims(results: list[Result], cfg: SteepestConfig) -> list[Claim]:
+    claims: list[Claim] = []
+    rs = _select(results, "escape")
+    if not rs:
+        return claims
+    depths = sorted({int(r.trial.params["L"]) for r in rs})
+    qs = sorted({float(r.trial.params["q"]) for r in rs if r.trial.method != "gd_large"})
+    small = [r for r in rs if r.trial.method != "gd_large"]
+    mean = {(L, q): _mean([r for r in small if r.trial.params["L"] == L
+                           and r.trial.params["q"] == q], "escape_steps")
+            for L in depths for q in qs}
+    frac = {(L, q): _mean([r for r in small if r.trial.params["L"] == L
+                           and r.trial.params["q"] == q], "escaped")
+            for L in depths for q in qs}
+    budget = cfg.escape_budget
+    if len(qs) >= 2:
+        ordered = all(mean[(L, qs[0])] < mean[(L, qs[-1])]
+                      and all(mean[(L, a)] <= mean[(L, b)] for a, b in itertools.pairwise(qs))
+                      for L in depths)
+        claims.append(Claim(
+            text="Steeper descent escapes the saddle faster at the same small lr: mean escape "
+                 "steps (loss < 10 % of initial; censored at the budget) increase with q, "
+                 "SignGD (q = 1) fastest, at every depth.",
+            evidence="; ".join(f"L={L}: " + ", ".join(
+                f"q={q:g} {mean[(L, q)]:.0f} ({frac[(L, q)]:.0%} escaped)" for q in qs)
+                for L in depths) + f" (budget {budget}, lr {cfg.escape_lr:g})",
+            held=bool(ordered)))
+        if len(depths) >= 2:
+            lo, hi = depths[0], depths[-1]
+            steep_all = all(frac[(L, qs[0])] == 1.0 for L in depths)
+            slower = qs[1:]
+            gap_grows = all(frac[(hi, q)] < frac[(lo, q)] or (frac[(hi, q)] == 0.0
+                                                             and frac[(lo, q)] == 0.0)
+                            for q in slower) and any(frac[(hi, q)] < frac[(lo, q)]
+                                                     for q in slower)
+            claims.append(Claim(
+                text="The gap grows with depth: the fraction of runs escaping within the "
+                     "budget falls from the shallowest to the deepest model for q > 1, while "
+                     "SignGD (q = 1) escapes in every run at every depth.",
+                evidence="; ".join(f"q={q:g}: " + ", ".join(
+                    f"L={L} {frac[(L, q)]:.0%}" for L in depths) for q in qs),
+                held=bool(steep_all and gap_grows)))
+    # GD blow-up as the init scale shrinks, and the large-lr rescue.
+    inits = sorted({(r.trial.params["init"], float(r.trial.params["scale"])) for r in small})
+    if 2.0 in qs and 1.0 in qs:
+        rows = []
+        blow = True
+        for init in sorted({i for i, _ in inits}):
+            scales = sorted(s for i, s in inits if i == init)
+            if len(scales) < 2:
+                continue
+            for L in depths:
+                def m(q, s, L=L, init=init):
+                    return _mean([r for r in small if r.trial.params["L"] == L
+                                  and r.trial.params["q"] == q
+                                  and r.trial.params["init"] == init
+                                  and float(r.trial.params["scale"]) == s], "escape_steps")
+                gd = m(2.0, scales[0]) / m(2.0, scales[-1])
+                sg = m(1.0, scales[0]) / m(1.0, scales[-1])
+                rows.append(f"{init} L={L}: GD x{gd:.2f} (lower bound if censored), "
+                            f"SignGD x{sg:.2f}")
+                blow &= gd > 2.0 * sg
+        if rows:
+            claims.append(Claim(
+                text="GD's escape time blows up as the init scale λ, α₀ shrinks (ratio of mean "
+                     "escape steps smallest/largest scale more than twice SignGD's ratio).",
+                evidence="; ".join(rows), held=bool(blow)))
+    large = [r for r in rs if r.trial.method == "gd_large"]
+    if large:
+        s_min = min(float(r.trial.params["scale"]) for r in large)
+        parts, held = [], True
+        for L in depths:
+            lg = [r for r in large if r.trial.params["L"] == L]
+            sm = [r for r in small if r.trial.params["L"] == L and r.trial.params["q"] == 2.0
+                  and r.trial.params["init"] == "saddle"
+                  and float(r.trial.params["scale"]) == s_min]
+            sg = [r for r in small if r.trial.params["L"] == L and r.trial.params["q"] == 1.0
+                  and r.trial.params["init"] == "saddle"
+                  and float(r.trial.params["scale"]) == s_min]
+            parts.append(f"L={L}: GD lr {cfg.escape_lr:g} {_mean(sm, 'escaped'):.0%} escaped, "
+                         f"GD lr {cfg.large_lr:g} {_mean(lg, 'escaped'):.0%} "
+                         f"({_ci(lg, 'escape_steps')} steps), SignGD lr {cfg.escape_lr:g} "
+                         f"{_mean(sg, 'escaped'):.0%} ({_ci(sg, 'escape_steps')} steps)")
+            held &= _mean(lg, "escaped") > _mean(sm, "escaped") if sm else True
+        claims.append(Claim(
+            text=f"Only a much larger lr rescues GD: at the saddle init λ = {s_min:g}, GD at lr "
+                 f"{cfg.large_lr:g} ({cfg.large_lr / cfg.escape_lr:.0f}x) escapes in more runs "
+                 "than GD at the small lr, at every depth.",
+            evidence="; ".join(parts), held=bool(held)))
+    # Slow start of GD for L >= 3 (m > 1): balanced init, GD slower at L = 3 than L = 2.
+    bal = [r for r in small if r.trial.params["init"] == "balanced" and r.trial.params["q"] == 2.0]
+    deep = [L for L in depths if L >= 3]
+    if bal and 2 in depths and deep:
+        def at(L, metric):
+            return _mean([r for r in bal if r.trial.params["L"] == L], metric)
+        m2, l2 = at(2, "escape_steps"), at(2, "final_rel_loss")
+        md = {L: at(L, "escape_steps") for L in deep}
+        ld = {L: at(L, "final_rel_loss") for L in deep}
+        fr = {L: at(L, "escaped") for L in deep}
+        # Both censored at the budget: the later escape is the one with less progress.
+        later = all(md[L] > m2 or (md[L] == m2 == budget and ld[L] > l2) for L in deep)
+        claims.append(Claim(
+            text="GD with L ≥ 3 (metric exponent m = 2(L-1)/L > 1) shows the predicted slow "
+                 "start from a balanced small init: it escapes later than GD with L = 2 (m = 1) "
+                 "(if both are censored: its loss at the budget is higher).",
+            evidence=f"balanced GD mean escape steps (loss/initial at the end): L=2 {m2:.0f} "
+                     f"({l2:.3g}); " + ", ".join(
+                         f"L={L} {md[L]:.0f} ({ld[L]:.3g}; {fr[L]:.0%} escaped)" for L in deep),
+            held=bool(later)))
+    return claims
+
+
+def _figure_escape(results: list[Result], outdir: Path) -> Figure | None:
+    rs = [r for r in _select(results, "escape") if r.trial.method != "gd_large"]
+    if not rs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    inits = sorted({(r.trial.params["init"], float(r.trial.params["scale"])) for r in rs})
+    kinds = sorted({i for i, _ in inits})
+    ncol = max(sum(1 for i, _ in inits if i == k) for k in kinds)
+    fig, axes = plt.subplots(len(kinds), ncol, figsize=(4 * ncol, 3.4 * len(kinds)),
+                             squeeze=False)
+    slots = [axes[kinds.index(k)][[s for i, s in inits if i == k].index(sc)]
+             for k, sc in inits]
+    for ax in axes.flat:
+        if ax not in slots:
+            ax.set_visible(False)
+    for ax, (init, scale) in zip(slots, inits, strict=True):
+        for L in sorted({int(r.trial.params["L"]) for r in rs}):
+            pts = []
+            for q in sorted({float(r.trial.params["q"]) for r in rs}):
+                sel = [r for r in rs if r.trial.params["L"] == L and r.trial.params["q"] == q
+                       and r.trial.params["init"] == init
+                       and float(r.trial.params["scale"]) == scale]
+                if sel:
+                    mu, half = mean_ci(_vals(sel, "escape_steps"))
+                    pts.append((q, mu, 0.0 if math.isnan(half) else half))
+            if pts:
+                q_, mu_, h_ = zip(*pts, strict=True)
+                ax.errorbar(q_, mu_, yerr=h_, marker="o", capsize=3, label=f"L = {L}")
+        ax.axhline(rs[0].trial.params["budget"], color="k", ls=":", lw=1, label="budget")
+        ax.set_yscale("log")
+        ax.set_xlabel("q (1 = sign descent, 2 = GD)")
+        ax.set_ylabel("steps to loss < 10 % of initial")
+        ax.set_title(f"{init} init, scale {scale:g}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = outdir / "escape_steps.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Figure(path=path, caption="Saddle escape: steps vs q per depth (mean ± 95% CI; "
+                                     "censored at the budget)")
+
+
+def _finetune_summary(results: list[Result], outdir: Path
+                      ) -> tuple[list[Table], list[Figure], list[Claim]]:
+    tables: list[Table] = []
+    claims: list[Claim] = []
+    bars: dict[str, dict[str, tuple[float, float]]] = {}
+    for problem in sorted({r.trial.problem for r in results
+                           if r.trial.problem.startswith("finetune-")}):
+        rs = _select(results, problem)
+        tables.append(aggregate(rs, by=["method", "lr"], metrics=["val_acc", "train_loss"],
+                                title=f"Fine-tuning proxy ({problem}): validation accuracy (%)"))
+        grid = {}
+        for r in rs:
+            if r.trial.method == "sgd_grid":
+                grid.setdefault(float(r.trial.params["lr"]), []).append(r)
+        if not grid:
+            continue
+        best_lr = max(grid, key=lambda lr: _mean(grid[lr], "val_acc"))
+        cells = {"SGD (small lr)": _select(results, problem, "sgd"),
+                 f"SGD (tuned, lr {best_lr:g})": grid[best_lr],
+                 "Adam (small lr)": _select(results, problem, "adam"),
+                 "SignSGD (small lr)": _select(results, problem, "signsgd")}
+        bars[problem] = {k: mean_ci(_vals(v, "val_acc")) for k, v in cells.items() if v}
+        sgd, adam, tuned = (cells["SGD (small lr)"], cells["Adam (small lr)"], grid[best_lr])
+        if sgd and adam:
+            a, s, t = _mean(adam, "val_acc"), _mean(sgd, "val_acc"), _mean(tuned, "val_acc")
+            # paired by seed: Adam - tuned SGD
+            by_seed = {r.trial.seed: float(r.metrics["val_acc"]) for r in tuned}
+            diffs = [float(r.metrics["val_acc"]) - by_seed[r.trial.seed] for r in adam
+                     if r.trial.seed in by_seed]
+            d_mean, d_half = mean_ci(diffs)
+            d_half = 0.0 if math.isnan(d_half) else d_half
+            claims.append(Claim(
+                text=f"Fine-tuning ({problem}): small-lr SGD stalls (Adam at the same small lr is "
+                     "at least 10 points better) and small-lr Adam is not worse than tuned "
+                     "large-lr SGD (paired 95% CI of Adam − tuned SGD reaches ≥ 0).",
+                evidence=f"val acc: SGD small {_ci(sgd, 'val_acc')}, Adam small "
+                         f"{_ci(adam, 'val_acc')}, SignSGD small "
+                         f"{_ci(cells['SignSGD (small lr)'], 'val_acc')}, SGD tuned (lr "
+                         f"{best_lr:g}) {_ci(tuned, 'val_acc')}; Adam − tuned = "
+                         f"{d_mean:.2f} ± {d_half:.2f}",
+                held=bool(a >= s + 10.0 and d_mean + d_half >= 0.0 and math.isfinite(t))))
+    figures: list[Figure] = []
+    if bars:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(bars), figsize=(5 * len(bars), 3.4), squeeze=False)
+        for ax, (problem, cells) in zip(axes[0], bars.items(), strict=True):
+            names = list(cells)
+            mu = [cells[k][0] for k in names]
+            err = [0.0 if math.isnan(cells[k][1]) else cells[k][1] for k in names]
+            ax.bar(range(len(names)), mu, yerr=err, capsize=3,
+                   color=["tab:gray", "tab:blue", "tab:orange", "tab:green"][: len(names)])
+            ax.set_xticks(range(len(names)), names, rotation=20, fontsize=7, ha="right")
+            ax.set_ylabel("validation accuracy (%)")
+            ax.set_ylim(0, 100)
+            ax.set_title(problem)
+        fig.tight_layout()
+        path = outdir / "finetune_accuracy.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        figures.append(Figure(path=path, caption="Fine-tuning proxy on digits 5-9 (mean ± 95% "
+                                                 "CI over seeds)"))
+    return tables, figures, claims
+
+
+def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summary:
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    tables: list[Table] = []
+    figures: list[Figure] = []
+    claims: list[Claim] = []
+
+    # (1) saddle escape
+    esc = _select(results, "escape")
+    if esc:
+        tables.append(aggregate(esc, by=["method", "L", "init", "scale", "lr"],
+                                metrics=["escape_steps", "escaped", "final_rel_loss"],
+                                title="(1) Saddle escape: steps to loss < 10 % of initial "
+                                      f"(censored at {cfg.escape_budget})"))
+        claims += _escape_claims(results, cfg)
+        fig = _figure_escape(results, outdir)
+        if fig:
+            figures.append(fig)
+
+    # (2) mirror flow
+    mir = _select(results, "mirror")
+    if mir:
+        tables.append(aggregate(mir, by=["method", "lr"], metrics=[
+            "max_rel_error", "final_rel_error", "loss_ratio"],
+            title="(2) Discrete steepest descent on u ⊙ v vs the integrated mirror flow"))
+        worst = {m: max(_vals(_select(results, "mirror", m), "max_rel_error"))
+                 for m in sorted({r.trial.method for r in mir})}
+        claims.append(Claim(
+            text="At small lr the trajectory of x = u ⊙ v under steepest descent matches the "
+                 "steepest mirror flow d∇R(x)/dt = −sign(∇f)|∇f|^{q−1}, "
+                 "∇²R = 1/sqrt(4|x|^q + λ²), to < 5 % relative error.",
+            evidence="worst max-over-time relative error over seeds: " + ", ".join(
+                f"{m} {v:.2%}" for m, v in worst.items()) + f" (lr {cfg.mirror_lr:g}, "
+                f"time {cfg.mirror_time:g})",
+            held=bool(all(v < MIRROR_TOL for v in worst.values()))))
+
+    # (3) balance
+    bal = _select(results, "balance")
+    if bal:
+        tables.append(aggregate(bal, by=["method", "q", "wd", "cwd"], metrics=[
+            "max_law_deviation", "fitted_rate", "law_rate"],
+            title="(3) Balance |u|^q − |v|^q: deviation from exp(−qαt) and fitted decay rate"))
+
+        def dev(m):
+            v = _vals(_select(results, "balance", m), "max_law_deviation")
+            return max(v) if v else math.nan
+        law = {m: dev(m) for m in ("sign_decoupled", "gd_decoupled", "sign_no_wd", "gd_no_wd")}
+        held = all(v < BALANCE_TOL for v in law.values() if not math.isnan(v))
+        claims.append(Claim(
+            text="λ-L_p balance: with decoupled weight decay α, |u| − |v| decays like exp(−αt) "
+                 "under sign descent and |u|² − |v|² like exp(−2αt) under GD (within 5 %); "
+                 "without weight decay it is conserved.",
+            evidence=", ".join(f"{m}: max deviation {v:.3g}" for m, v in law.items())
+            + "; fitted decay rate of the coordinate-median imbalance: " + ", ".join(
+                f"{m} {_ci(_select(results, 'balance', m), 'fitted_rate')}"
+                for m in ("sign_decoupled", "gd_decoupled")) + f" (law: α = {cfg.balance_alpha:g}"
+            f" for q = 1, 2α for q = 2)",
+            held=bool(held)))
+        cp = dev("sign_coupled")
+        if not math.isnan(cp):
+            claims.append(Claim(
+                text="With coupled weight decay (Adam + L2-like sign descent) no such law holds "
+                     "(deviation from exp(−αt) above 20 %).",
+                evidence=f"sign_coupled: min over seeds of max deviation "
+                         f"{min(_vals(_select(results, 'balance', 'sign_coupled'), 'max_law_deviation')):.3g}, "  # noqa: E501
+                         f"fitted rate {_ci(_select(results, 'balance', 'sign_coupled'), 'fitted_rate')}"  # noqa: E501
+                         f" vs α = {cfg.balance_alpha:g}",
+                held=bool(min(_vals(_select(results, "balance", "sign_coupled"),
+                                    "max_law_deviation")) > NO_LAW)))
+
+    # (4) sparsity
+    sp = _select(results, "sparsity")
+    if sp:
+        tables.append(aggregate(sp, by=["method", "L"], metrics=[
+            "eff_nnz", "rel_error", "support_mass", "collapsed", "final_loss"],
+            title="(4) Sparsity vs depth (3-sparse target): effective nonzeros (‖x‖₁/‖x‖₂)²"))
+        depths = sorted({int(r.trial.params["L"]) for r in sp})
+
+        def cell(m, L, metric):
+            return _mean(_select(results, "sparsity", m, L=L), metric)
+        if len(depths) >= 2:
+            lo, hi = depths[0], depths[-1]
+            dec_lo, dec_hi = cell("sign_decoupled", lo, "eff_nnz"), cell("sign_decoupled", hi,
+                                                                        "eff_nnz")
+            gd_lo = cell("gd_wd", lo, "eff_nnz")
+            claims.append(Claim(
+                text=f"Decoupled-WD sign descent needs depth for sparsity: its solution is "
+                     f"sparser at L = {hi} than at L = {lo}, and at L = {lo} denser than GD + WD "
+                     f"(L_3/2 vs L1 bias, Table 1).",
+                evidence=f"effective nnz: sign+decoupled L={lo} "
+                         f"{_ci(_select(results, 'sparsity', 'sign_decoupled', L=lo), 'eff_nnz')}"
+                         f", L={hi} "
+                         f"{_ci(_select(results, 'sparsity', 'sign_decoupled', L=hi), 'eff_nnz')}"
+                         f"; GD+WD L={lo} "
+                         f"{_ci(_select(results, 'sparsity', 'gd_wd', L=lo), 'eff_nnz')}",
+                held=bool(dec_hi < dec_lo and dec_lo > gd_lo)))
+            mid = [L for L in depths if L > lo]
+            L1 = mid[0]
+            cpl = _select(results, "sparsity", "sign_coupled", L=L1)
+            coll = _mean(cpl, "collapsed")
+            claims.append(Claim(
+                text=f"Coupled WD sparsifies or collapses quickly with depth: already at L = {L1} "
+                     f"coupled-WD sign descent is collapsed or at least as sparse as "
+                     f"decoupled-WD sign descent at L = {hi}.",
+                evidence=f"sign+coupled L={L1}: effective nnz {_ci(cpl, 'eff_nnz')}, collapsed "
+                         f"{coll:.0%}; sign+decoupled L={hi}: effective nnz "
+                         f"{_ci(_select(results, 'sparsity', 'sign_decoupled', L=hi), 'eff_nnz')}",
+                held=bool(coll >= 0.5 or cell("sign_coupled", L1, "eff_nnz") <= dec_hi)))
+
+    # (5) fine-tuning
+    t5, f5, c5 = _finetune_summary(results, outdir)
+    tables += t5
+    figures += f5
+    claims += c5
+
+    notes = [
+        "Escape: time = lr x steps; a run that does not reach 10 % of its initial loss within the "
+        "budget is counted at the budget, so means of slow methods are lower bounds and ratios "
+        "against them understate the gap.",
+        "Balance: the deviation is the maximum over ALL coordinates and times. Where a factor "
+        "reaches 0 (an off-support coordinate driven to x_i = 0) discrete sign descent chatters "
+        "across 0 and the other factor random-walks by ±lr: the continuous law holds only "
+        "'almost everywhere' there, which the coordinate-median fitted rate separates out.",
+        "Sparsity: with the cosine schedule the total time is Σ lr ≈ lr·steps/2, so α·t = "
+        f"{cfg.sparsity_alpha * cfg.sparsity_lr * cfg.sparsity_steps / 2:.2g}: the imbalance has "
+        "decayed only by exp(−α t) and the weight-decay bias has acted only that far.",
+        "The GD blow-up claim (escape ratio between the smallest and largest init scale) needs "
+        "two scales per init; it is evaluated in the full preset (λ, α₀ ∈ {1e-1, 1e-2, 1e-3}, "
+        "20,000 steps) and absent from quick, whose 2,000-step budget censors GD at every scale.",
+        "Changed after the first quick run (a measurement defect, not a threshold): the GD "
+        "slow-start claim breaks ties at the budget by the loss at the budget.",
+        "Mirror flow: the ODE is integrated in x (dx/dt = ∇²R(x)^{-1} d∇R/dt) by LSODA; for q < 2 "
+        f"sign(g) is regularised as tanh(g/{SIGN_EPS:g}) to pass through the sliding regime that "
+        "the discrete method shadows within ±lr.",
+        "Balance: coupled and decoupled weight decay coincide for GD (q = 2), so the coupled "
+        "contrast is run with sign descent (the Adam + L2 proxy).",
+        "Sparsity: the lr is cosine-decayed to 0 so sign descent's ±lr oscillation does not "
+        "blur the solution; GD + WD is run for L ≤ 4 only (m > 1 for L ≥ 3 stalls it at "
+        "balanced init).",
+        "Fine-tuning: a digits MLP stands in for ResNet/ViT/BERT; 'tuned' SGD picks the lr of a "
+        "fixed grid with the best mean validation accuracy (the same split reports it, as a "
+        "tuned baseline in the paper's table would).",
+    ]
+    return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
+
+
+REPRODUCTION = Reproduction(
+    slug=SLUG,
+    presets=PRESETS,
+    trials=trials,
+    run_trial=run_trial,
+    summarize=summarize,
+    description=(
+        "Reparameterized steepest descent as mirror flow (Jacobs, Zhou & Burkholz, ICLR 2026): "
+        "saddle escape of L_p steepest descent (q = 1 sign ... q = 2 GD) on deep diagonal "
+        "networks, the L = 2 mirror-flow and balance laws with decoupled vs coupled weight "
+        "decay, sparsity vs depth, and a digits fine-tuning proxy (small-lr SGD vs Adam vs "
+        "SignSGD vs tuned SGD)."),
+)
