@@ -510,5 +510,6 @@ REPRODUCTION = Reproduction(
         "rule (no tuning), against SGD, SGD-Nesterov and Adam, on an anisotropic quadratic "
         "(deterministic and noisy gradients) and L2-regularised multinomial logistic regression "
         "on rescaled scikit-learn digits; reports f − f* vs iterations, tail log-log slopes and "
-        "iterations to a relative gap of 1e-6."),
+        "iterations to a relative gap of 1e-6."
+        " Trials are CPU-sized (single-threaded) and run on the CPU whatever --device says."),
 )

@@ -534,5 +534,6 @@ REPRODUCTION = Reproduction(
         "(d = 50, n = 500) and a full-batch tanh MLP on digits, deterministic and with Gaussian "
         "gradient noise, for ODOG, O2NC with the naive hint, plain projected OGD, CMO23's "
         "fixed-point double loop, adaptive ODOG, GD/SGD and normalized SGD with momentum; a "
-        "small step grid per method, best point per (method, problem, σ, seed, ε)."),
+        "small step grid per method, best point per (method, problem, σ, seed, ε)."
+        " Trials are CPU-sized (single-threaded) and run on the CPU whatever --device says."),
 )

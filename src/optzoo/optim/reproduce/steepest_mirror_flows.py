@@ -893,5 +893,6 @@ REPRODUCTION = Reproduction(
         "saddle escape of L_p steepest descent (q = 1 sign ... q = 2 GD) on deep diagonal "
         "networks, the L = 2 mirror-flow and balance laws with decoupled vs coupled weight "
         "decay, sparsity vs depth, and a digits fine-tuning proxy (small-lr SGD vs Adam vs "
-        "SignSGD vs tuned SGD)."),
+        "SignSGD vs tuned SGD)."
+        " Trials are CPU-sized (single-threaded) and run on the CPU whatever --device says."),
 )
