@@ -201,13 +201,19 @@ class SteepestDescent(ZooOptimizer):
         elif q == 2.0:
             d = [gi.clone() for gi in g]
         else:
-            d = torch._foreach_abs(g)
-            torch._foreach_pow_(d, q - 1.0)
+            absg = torch._foreach_abs(g)
+            d = torch._foreach_pow(absg, q - 1.0)
+            if group["normalized"]:
+                # ‖g‖_q^q = Σ |g|·|g|^{q-1}: reuses the one elementwise power (a general-order
+                # foreach_norm would compute a second one).
+                sums = torch.stack([torch.dot(a.reshape(-1), b.reshape(-1))
+                                    for a, b in zip(absg, d, strict=True)])
+                scales = sums.pow((2.0 - q) / q).unbind()
             torch._foreach_mul_(d, torch._foreach_sign(g))
-        if group["normalized"] and q != 2.0:
-            norms = torch._foreach_norm(g, q)
-            torch._foreach_pow_(norms, 2.0 - q)
-            torch._foreach_mul_(d, norms)
+            if group["normalized"]:
+                torch._foreach_mul_(d, scales)
+        if group["normalized"] and q == 1.0:
+            torch._foreach_mul_(d, torch._foreach_norm(g, 1))
         if wd != 0.0:
             torch._foreach_mul_(params, 1.0 - lr * wd)
         torch._foreach_add_(params, d, alpha=-lr)
