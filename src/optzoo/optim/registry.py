@@ -207,6 +207,25 @@ CASES += [
 ]
 
 
+# -- optim.accelegrad (adagrad-nesterov baseline) --
+from optzoo.optim.accelegrad import AcceleGrad  # noqa: E402
+
+# lr is the diameter D = 2‖x0 − x*‖₂ (the reproduction's rule): the quadratic starts 5.42 from
+# its solution (D = 11), Rosenbrock 2.69 from (1, 1) (D = 5.4).  Output: the α-weighted ȳ.
+# Unconstrained on (nonconvex) Rosenbrock, z makes long excursions at D = 5.4 (ȳ is 0.55 from
+# (1, 1) after 3000 steps, 0.054 after 10,000), so that case runs D = 2 (0.028 after 3000); with
+# the projection D = 5.4 ends 0.002 away.
+CASES += [
+    OptimizerCase("accelegrad", AcceleGrad, dict(lr=11.0, G=1e-8),
+                  rosenbrock_kwargs=dict(lr=2.0, G=1e-8),
+                  invalid=(("lr", -1.0), ("G", 0.0), ("project", "yes")),
+                  notes="AcceleGrad (Levy, Yurtsever & Cevher 2018), unconstrained"),
+    OptimizerCase("accelegrad_projected", AcceleGrad, dict(lr=11.0, G=1e-8, project=True),
+                  rosenbrock_kwargs=dict(lr=5.4, G=1e-8, project=True),
+                  invalid=(("lr", 0.0),),
+                  notes="AcceleGrad with z projected onto the ball of diameter D around x0"),
+]
+
 def case(name: str) -> OptimizerCase:
     for c in CASES:
         if c.name == name:
