@@ -1,0 +1,38 @@
+"""``make bench`` must not rot: every benchmark module loads, and one optimizer row runs."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tests.conftest import REPO
+
+BENCH = REPO / "benchmarks"
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(f"_bench_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("path", sorted(BENCH.glob("bench_*.py")), ids=lambda p: p.stem)
+def test_benchmark_module_lists_callables(path):
+    module = _load(path)
+    assert module.BENCHMARKS and all(callable(fn) for fn in module.BENCHMARKS)
+    names = [fn.__name__ for fn in module.BENCHMARKS]
+    assert len(names) == len(set(names))
+
+
+def test_optimizer_benchmark_row_is_complete(monkeypatch):
+    module = _load(BENCH / "bench_optim.py")
+    monkeypatch.setattr(module, "BLOCKS", 1)
+    monkeypatch.setattr(module, "STEPS", 2)
+    monkeypatch.setattr(module, "WARMUP", 1)
+    by_name = {fn.__name__: fn for fn in module.BENCHMARKS}
+    for name in ("bench_train_diag_adagrad", "bench_train_per_grad_o2nc_odog"):
+        row = by_name[name]()
+        assert {"name", "method", "peer", "method_s", "peer_s", "target_ratio"} <= set(row)
+        assert row["method_s"] > 0 and row["peer_s"] > 0
