@@ -335,3 +335,20 @@ def test_reproduction_problem_gradients_match_autograd(name):
     ref.backward()
     assert value == pytest.approx(float(ref.detach()), rel=1e-12)
     torch.testing.assert_close(grad, xa.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_reproduction_grids_the_radius_only_when_asked():
+    from optzoo.optim.reproduce.o2nc import PRESETS, _optimizer, trials
+
+    base = PRESETS["smoke"]
+    fixed = trials(base)
+    assert all("radius_scale" not in t.params for t in fixed)
+    gridded = trials(base.with_overrides({"radius_scales": "1,0.1"}))
+    o2nc_fixed = [t for t in fixed if t.method not in ("gd", "nsgd")]
+    o2nc_grid = [t for t in gridded if t.method not in ("gd", "nsgd")]
+    assert len(o2nc_grid) == 2 * len(o2nc_fixed)
+    assert len(gridded) - len(o2nc_grid) == len(fixed) - len(o2nc_fixed)
+    t = next(t for t in o2nc_grid if t.params.get("radius_scale") == 0.1)
+    opt = _optimizer(t.method, torch.nn.Parameter(torch.zeros(3, dtype=torch.float64)),
+                     t.params, 1.0)
+    assert opt.param_groups[0]["D"] == pytest.approx(0.1 * t.params["D"])

@@ -83,6 +83,9 @@ class O2NCConfig(Preset):
         episode: O2NC episode length ``T``.
         radius_robust / radius_mlp: O2NC ball radius ``D``.
         radius_noisy_scale: ``D`` multiplier for noisy runs (theory: D shrinks with σ).
+        radius_scales: extra grid over ``D`` (multipliers) for every O2NC method, adaptive
+            included; ``(1.0,)`` (every preset) keeps ``D`` fixed per problem.  The brief
+            suggests gridding ``D``; ``--set radius_scales=1,0.3,0.1`` does so.
         eta_scales: O2NC η grid, times ``1/L̂₁``.
         gd_scales: GD/SGD step grid, times ``1/L̂₁``.
         gammas: adaptive-step γ grid.
@@ -106,6 +109,7 @@ class O2NCConfig(Preset):
     radius_robust: float = 0.05
     radius_mlp: float = 0.2
     radius_noisy_scale: float = 0.5
+    radius_scales: tuple[float, ...] = (1.0,)
     eta_scales: tuple[float, ...] = (0.25, 0.5, 1.0)
     gd_scales: tuple[float, ...] = (0.5, 1.0, 2.0)
     gammas: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -128,6 +132,9 @@ class O2NCConfig(Preset):
                 raise ConfigError(f"{name}: expected an integer >= 1, got {getattr(self, name)}")
         if not self.eps or any(e <= 0 for e in self.eps + self.eps_mlp + self.eps_noisy):
             raise ConfigError(f"eps: expected positive targets, got {self.eps}")
+        if not self.radius_scales or any(r <= 0 for r in self.radius_scales):
+            raise ConfigError(f"radius_scales: expected positive multipliers, got "
+                              f"{self.radius_scales}")
         if self.inner_steps < 0:
             raise ConfigError(f"inner_steps: expected >= 0, got {self.inner_steps}")
 
@@ -146,10 +153,14 @@ PRESETS = {
 
 
 def _grid(cfg: O2NCConfig, method: str) -> list[dict]:
+    # The D multiplier enters a trial only when it is gridded, so the presets' trial keys (and
+    # stored results) are those of a fixed D.
+    radii = [{}] if cfg.radius_scales == (1.0,) else [{"radius_scale": r}
+                                                       for r in cfg.radius_scales]
     if method in O2NC_METHODS:
-        return [{"eta_scale": s} for s in cfg.eta_scales]
+        return [{"eta_scale": s, **r} for s in cfg.eta_scales for r in radii]
     if method == "odog_adaptive":
-        return [{"gamma": g} for g in cfg.gammas]
+        return [{"gamma": g, **r} for g in cfg.gammas for r in radii]
     if method == "gd":
         return [{"eta_scale": s} for s in cfg.gd_scales]
     return [{"step_scale": s} for s in cfg.nsgd_scales]
@@ -260,10 +271,11 @@ def _make_problem(name: str, seed: int, mlp_samples: int) -> _Problem:
 
 def _optimizer(method: str, x: torch.nn.Parameter, p: dict, lipschitz: float):
     if method in O2NC_METHODS:
-        return O2NC([x], lr=p["eta_scale"] / lipschitz, D=p["D"], T=p["T"],
-                    hint=O2NC_METHODS[method], inner_steps=p["inner_steps"])
+        return O2NC([x], lr=p["eta_scale"] / lipschitz, D=p["D"] * p.get("radius_scale", 1.0),
+                    T=p["T"], hint=O2NC_METHODS[method], inner_steps=p["inner_steps"])
     if method == "odog_adaptive":
-        return O2NC([x], adaptive=True, gamma=p["gamma"], alpha=1e-8, D=p["D"], T=p["T"])
+        return O2NC([x], adaptive=True, gamma=p["gamma"], alpha=1e-8,
+                    D=p["D"] * p.get("radius_scale", 1.0), T=p["T"])
     if method == "gd":
         return torch.optim.SGD([x], lr=p["eta_scale"] / lipschitz)
     return NormalizedSGD([x], lr=p["step_scale"] * p["D"], momentum=0.9)
@@ -503,7 +515,8 @@ def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:
         "seed show '≥' and count the budget; a claim fails where ODOG itself is not reached.",
         f"Grids (fixed before running): O2NC η ∈ {list(cfg.eta_scales)}/L̂₁ with D = "
         f"{cfg.radius_robust} (robust) / {cfg.radius_mlp} (MLP), ×{cfg.radius_noisy_scale} with "
-        f"noise, T = {cfg.episode}; CMO23 inner_steps = {cfg.inner_steps}; adaptive γ ∈ "
+        f"noise, × {list(cfg.radius_scales)} for every O2NC method, T = {cfg.episode}; "
+        f"CMO23 inner_steps = {cfg.inner_steps}; adaptive γ ∈ "
         f"{list(cfg.gammas)}; GD/SGD η ∈ {list(cfg.gd_scales)}/L̂₁; normalized SGD step ∈ "
         f"{[round(s, 3) for s in cfg.nsgd_scales]}·D, β = 0.9. L̂₁ = 2λ_max(AᵀA/n) for the "
         "robust regression and a rough bound for the MLP.",
