@@ -56,6 +56,7 @@ Deviations and choices (the paper is stated for one variable x):
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterable
 from typing import Any
 
@@ -71,7 +72,7 @@ def compute_dtype(t: torch.Tensor) -> torch.dtype:
     return torch.float32 if t.dtype in (torch.float16, torch.bfloat16) else t.dtype
 
 
-class AdaptivePreconditionedSGD(ZooOptimizer):
+class AdaptivePreconditionedSGD(ZooOptimizer, metaclass=abc.ABCMeta):
     """Algorithm 1 / Algorithm 2 of Kovalev (2026) for a preconditioner space 𝓗 given by a
     subclass.
 
@@ -107,20 +108,21 @@ class AdaptivePreconditionedSGD(ZooOptimizer):
         super().__init__(params, defaults)
 
     # -- what a subclass provides ---------------------------------------------------------
+    @abc.abstractmethod
     def _init_accumulator(self, p: torch.Tensor, group: dict) -> dict[str, torch.Tensor]:
-        raise NotImplementedError
+        """Zero accumulator tensors for parameter ``p``."""
 
+    @abc.abstractmethod
     def _precondition(self, state: dict, g: torch.Tensor, group: dict) -> torch.Tensor:
         """Add ``g`` (compute dtype) to the accumulator in ``state``; return ``H_k g``."""
-        raise NotImplementedError
 
     def _precondition_foreach(self, states: list[dict], gs: list[torch.Tensor],
                               group: dict) -> list[torch.Tensor]:
         return [self._precondition(s, g, group) for s, g in zip(states, gs, strict=True)]
 
+    @abc.abstractmethod
     def preconditioner(self, p: torch.Tensor) -> torch.Tensor:
         """``H_k`` of parameter ``p`` after its last step, in the family's natural shape."""
-        raise NotImplementedError
 
     # -- the engine ------------------------------------------------------------------------
     def _init_state(self, p: torch.Tensor, group: dict) -> dict:

@@ -39,6 +39,7 @@ Read top to bottom: config and presets, problems, one trial, summary with claims
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,14 +192,15 @@ def _shared(cfg: O2NCConfig, problem: str, sigma: float) -> dict:
 
 # -- problems --------------------------------------------------------------------------------
 
-class _Problem:
+class _Problem(abc.ABC):
     """A full-batch objective on one flat float64 vector with a hand-written gradient."""
 
     x0: torch.Tensor
     lipschitz: float  # L̂₁, the step-size scale
 
+    @abc.abstractmethod
     def value_and_grad(self, x: torch.Tensor) -> tuple[float, torch.Tensor]:
-        raise NotImplementedError
+        """``F(x)`` and ``∇F(x)``."""
 
 
 class _RobustRegression(_Problem):
