@@ -1,0 +1,152 @@
+"""HAM (Jacobs et al., ICLR 2026): one step against a NumPy re-implementation of the official
+wrapper's update, exact reduction to the base optimizer when α = β = 0, masks, scheduler lr."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from optzoo.optim.ham import HAM
+
+
+def _problem(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    W[0, 0] = 0.0  # an exact zero stays zero
+    b = torch.randn(3, generator=g, dtype=torch.float64)
+    A = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    return W, b, A
+
+
+def _loss(W, b, A):
+    return ((W - A) ** 3).sum() + (b**2).sum() + (W * A).sum() ** 2
+
+
+def _numpy_adam_ham(W, gW, lr, alpha, beta, betas=(0.9, 0.999), eps=1e-8):
+    """One Adam step (step 1) then the official HAM exponent, by hand in NumPy."""
+    m = (1 - betas[0]) * gW
+    v = (1 - betas[1]) * gW**2
+    mhat, vhat = m / (1 - betas[0]), v / (1 - betas[1])
+    w = W - lr * mhat / (np.sqrt(vhat) + eps)
+    e = np.clip((-alpha * np.sign(w) * gW - beta) * lr, -5.0, 5.0)
+    return np.where(w != 0, w * np.exp(e), 0.0)
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("lr,alpha", [(1e-3, 200.0), (0.3, 200.0)])  # second one hits the clamp
+def test_one_step_matches_numpy_official_update(foreach, lr, alpha):
+    W0, b0, A = _problem()
+    W, b = torch.nn.Parameter(W0.clone()), torch.nn.Parameter(b0.clone())
+    opt = HAM([W, b], lr=lr, alpha=alpha, beta=1e-3, foreach=foreach)
+    _loss(W, b, A).backward()
+    gW, gb = W.grad.numpy().copy(), b.grad.numpy().copy()
+    opt.step()
+    expect = _numpy_adam_ham(W0.numpy(), gW, lr, alpha, 1e-3)
+    np.testing.assert_allclose(W.detach().numpy(), expect, rtol=1e-12, atol=1e-15)
+    # the 1-d bias gets the Adam step only
+    np.testing.assert_allclose(b.detach().numpy(), b0.numpy() - lr * np.sign(gb), rtol=1e-7)
+
+
+def test_sgd_step_hand_computed():
+    w = torch.nn.Parameter(torch.tensor([[0.5, -2.0], [1.0, 0.0]], dtype=torch.float64))
+    g = torch.tensor([[1.0, 1.0], [-3.0, 2.0]], dtype=torch.float64)
+    opt = HAM([w], base="sgd", lr=0.1, alpha=2.0, beta=0.5)
+    w.grad = g.clone()
+    opt.step()
+    # SGD: [[0.4, -2.1], [1.3, -0.2]]; exponent 0.1·(−2·sign(w⁺)·g − 0.5)
+    w1 = np.array([[0.4, -2.1], [1.3, -0.2]])
+    e = 0.1 * (-2.0 * np.sign(w1) * g.numpy() - 0.5)
+    np.testing.assert_allclose(w.detach().numpy(), w1 * np.exp(e), rtol=1e-14)
+
+
+@pytest.mark.parametrize("base,kw", [("sgd", dict(lr=1e-3, momentum=0.9, weight_decay=1e-2)),
+                                     (torch.optim.Adam, dict(lr=1e-2)),
+                                     (torch.optim.AdamW, dict(lr=1e-2, weight_decay=0.1))])
+def test_alpha_beta_zero_is_exactly_the_base(base, kw):
+    W0, b0, A = _problem(1)
+    out = []
+    for ham in (True, False):
+        W, b = torch.nn.Parameter(W0.clone()), torch.nn.Parameter(b0.clone())
+        cls = base if not isinstance(base, str) else torch.optim.SGD
+        opt = HAM([W, b], base=base, alpha=0.0, beta=0.0, **kw) if ham else cls([W, b], **kw)
+        for _ in range(5):
+            opt.zero_grad()
+            _loss(W, b, A).backward()
+            opt.step()
+        out.append((W.detach().clone(), b.detach().clone()))
+    assert torch.equal(out[0][0], out[1][0]) and torch.equal(out[0][1], out[1][1])
+
+
+def test_state_dict_holds_base_state_and_continues():
+    W0, b0, A = _problem(2)
+    W, b = torch.nn.Parameter(W0.clone()), torch.nn.Parameter(b0.clone())
+    opt = HAM([W, b], lr=1e-2)
+    for _ in range(3):
+        opt.zero_grad()
+        _loss(W, b, A).backward()
+        opt.step()
+    sd = copy.deepcopy(opt.state_dict())
+    assert {"exp_avg", "exp_avg_sq", "step"} <= set(sd["state"][0])
+    assert sd["param_groups"][0]["alpha"] == 200.0 and sd["param_groups"][0]["base"] == "Adam"
+    W2, b2 = torch.nn.Parameter(W.detach().clone()), torch.nn.Parameter(b.detach().clone())
+    opt2 = HAM([W2, b2], lr=1e-2)
+    opt2.load_state_dict(sd)
+    assert opt2.base.state is opt2.state and opt2.base.param_groups is opt2.param_groups
+    for o, (w, bb) in ((opt, (W, b)), (opt2, (W2, b2))):
+        o.zero_grad()
+        _loss(w, bb, A).backward()
+        o.step()
+    assert torch.equal(W, W2) and torch.equal(b, b2)
+
+
+def test_mask_keeps_pruned_weights_at_zero():
+    W0, b0, A = _problem(3)
+    W, b = torch.nn.Parameter(W0.clone()), torch.nn.Parameter(b0.clone())
+    opt = HAM([W, b], base="adamw", lr=1e-2, weight_decay=0.1)
+    mask = torch.rand(4, 3, generator=torch.Generator().manual_seed(0)) > 0.5
+    opt.set_mask(W, mask)
+    for _ in range(5):
+        opt.zero_grad()
+        _loss(W, b, A).backward()
+        opt.step()
+    assert torch.all(W[~mask] == 0) and torch.all(W[mask] != 0)
+    assert "mask" in opt.state_dict()["state"][0]
+    with pytest.raises(ValueError, match="mask"):
+        opt.set_mask(W, torch.ones(3))
+
+
+def test_uses_scheduled_lr_and_add_param_group():
+    w = torch.nn.Parameter(torch.ones(2, 2, dtype=torch.float64))
+    opt = HAM([w], base="sgd", lr=1.0, alpha=1.0, beta=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.1)
+    w.grad = torch.full((2, 2), 0.5, dtype=torch.float64)
+    opt.step()
+    sched.step()
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.1)
+    w.grad = torch.full((2, 2), 0.5, dtype=torch.float64)
+    before = w.detach().clone()
+    opt.step()
+    expect = (before - 0.05) * np.exp(-0.1 * 0.5)
+    assert torch.allclose(w.detach(), expect, rtol=1e-14)
+    v = torch.nn.Parameter(torch.ones(2, 2, dtype=torch.float64))
+    opt.add_param_group({"params": [v], "alpha": 3.0})
+    g = opt.param_groups[-1]
+    assert g["alpha"] == 3.0 and g["beta"] == 0.0 and g["momentum"] == 0 and len(
+        opt.base.param_groups) == 2
+    with pytest.raises(ValueError, match="alpha"):
+        opt.add_param_group({"params": [torch.nn.Parameter(torch.ones(2, 2))], "alpha": -1.0})
+    with pytest.raises(ValueError, match="base"):
+        HAM([v], base="lbfgs")
+
+
+def test_weight_norm_clip_matches_official_rule():
+    w = torch.nn.Parameter(torch.full((2, 2), 10.0, dtype=torch.float64))
+    opt = HAM([w], base="sgd", lr=0.0, alpha=0.0, beta=0.0, max_weight_norm=4.0)
+    w.grad = torch.zeros_like(w)
+    opt.step()  # ‖w‖ = 20 > 4: rescaled to norm 4
+    assert torch.allclose(w.detach(), torch.full((2, 2), 2.0, dtype=torch.float64), rtol=1e-15)
+    opt.step()  # at the cap: unchanged
+    assert torch.equal(w.detach(), torch.full((2, 2), 2.0, dtype=torch.float64))
