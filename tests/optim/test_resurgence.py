@@ -1,0 +1,157 @@
+"""Reference tests of the SURGE analysis phase (optzoo.optim.resurgence) and learning-rate rule
+(optzoo.optim.surge): closed forms, exact critical values of polynomials, direct quadrature."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+import torch
+from scipy.integrate import quad
+
+from optzoo.optim.resurgence import (
+    borel_pade_singularities,
+    critical_values,
+    fit_coefficients,
+    local_series,
+    partition_function,
+    ratio_singularity,
+    taylor_at,
+    threshold_singularities,
+)
+from optzoo.optim.surge import SurgeLR, surge_factor
+
+TILTED = [0, 0.3, -2, 0, 1]  # (θ² − 1)² + 0.3θ − 1
+
+
+@pytest.fixture
+def dps60():
+    with mpmath.workdps(60):
+        yield
+
+
+def _taylor_mp(coeffs, center):
+    return taylor_at([mpmath.mpf(str(c)) for c in coeffs], center)
+
+
+def test_local_series_exact_rationals_match_hand_computed_moments():
+    # L = s²/2 + s³/3 + s⁴/5: c₁ = −⟨s⁴⟩l₄ + ⟨s⁶⟩l₃²/2 = −3/5 + (15/2)(1/9) = 7/30;
+    # c₂ = ⟨s⁸⟩l₄²/2 − ⟨s¹⁰⟩l₃²l₄/2 + ⟨s¹²⟩l₃⁴/24 with ⟨s²ᵏ⟩ = (2k−1)!!.
+    R = sympy.Rational
+    c = local_series([R(0), R(0), R(1, 2), R(1, 3), R(1, 5)], 2)
+    assert c[0] == 1 and c[1] == R(7, 30)
+    c2 = R(105, 2) / 25 - R(945, 2) / 45 + R(10395, 24) / 81
+    assert c[2] == c2
+
+
+def test_local_series_matches_direct_quadrature():
+    # L = θ²/2 + θ³/10 + θ⁴/4 (single minimum at 0): Z(g)/√(2πg) vs Σ_{n≤3} c_n gⁿ.
+    R = sympy.Rational
+    c = [float(v) for v in local_series([R(0), R(0), R(1, 2), R(1, 10), R(1, 4)], 3)]
+    for g in (0.005, 0.01):
+        z = quad(lambda x, g=g: math.exp(-(x * x / 2 + x**3 / 10 + x**4 / 4) / g), -3, 3,
+                 epsabs=0, epsrel=1e-13, points=[0.0])[0] / math.sqrt(2 * math.pi * g)
+        series = sum(cn * g**n for n, cn in enumerate(c))
+        assert abs(z - series) < 20 * abs(c[3]) * g**3 * g
+
+
+def test_taylor_at_shifts_a_polynomial_exactly():
+    x = sympy.Symbol("x")
+    coeffs = [sympy.Rational(v) for v in (1, -2, 3, 0, 5)]
+    p = sum(ck * x**k for k, ck in enumerate(coeffs))
+    center = sympy.Rational(2, 3)
+    expect = [sympy.diff(p, x, k).subs(x, center) / sympy.factorial(k) for k in range(5)]
+    assert taylor_at(coeffs, center) == expect
+
+
+def test_critical_values_of_the_tilted_double_well():
+    cv = critical_values(TILTED)
+    assert len(cv) == 3
+    for th, val, curv in cv:
+        assert abs(4 * th**3 - 4 * th + 0.3) < 1e-12
+        assert val == pytest.approx((th * th - 1) ** 2 + 0.3 * th - 1, abs=1e-12)
+        assert curv == pytest.approx(12 * th * th - 4, abs=1e-12)
+    assert [c[2] > 0 for c in cv] == [True, False, True]
+
+
+def test_cubic_borel_singularity_is_the_barrier(dps60):
+    # L = θ²/2 − θ³/3: minimum 0 at θ = 0, maximum 1/6 at θ = 1.
+    R = sympy.Rational
+    c = local_series([R(0), R(0), R(1, 2), R(-1, 3)], 40)
+    assert [v for _, v, _ in critical_values([0, 0, R(1, 2), R(-1, 3)])] == [0.0, 1 / 6]
+    s = borel_pade_singularities(c)
+    assert abs(s["positive"] - 1 / 6) / (1 / 6) < 0.01
+
+
+def test_quartic_negative_singularity_from_complex_critical_points(dps60):
+    # L = θ²/2 + θ⁴/4: L' = θ(1 + θ²) vanishes at θ = ±i with L = −1/4 → singularity at t = −1/4
+    # (alternating series, Borel summable on the positive axis).
+    R = sympy.Rational
+    c = local_series([R(0), R(0), R(1, 2), R(0), R(1, 4)], 40)
+    assert all((-1) ** n * v > 0 for n, v in enumerate(c))
+    s = borel_pade_singularities(c)
+    assert s["positive"] is None
+    assert abs(s["negative"] + 0.25) / 0.25 < 0.01
+
+
+def test_tilted_double_well_barrier_from_both_minima(dps60):
+    cv = critical_values(TILTED)
+    barrier = cv[1][1]
+    for th, val, _curv in (cv[0], cv[2]):
+        center = mpmath.findroot(lambda x: 4 * x**3 - 4 * x + mpmath.mpf("0.3"), th)
+        c = local_series(_taylor_mp(TILTED, center), 40)
+        s = borel_pade_singularities(c)
+        assert abs(s["positive"] - (barrier - val)) / (barrier - val) < 0.01
+        # The other minimum is not on the principal Borel sheet in 1-D: no negative real pole.
+        assert s["negative"] is None
+
+
+def test_fit_coefficients_and_ratio_rule():
+    g = np.linspace(0.005, 0.05, 15)
+    a = np.array([1.0, -2.0, 3.0, 0.5])
+    z = np.polynomial.polynomial.polyval(g, a)
+    assert np.allclose(fit_coefficients(g, z, 4), a, rtol=1e-6, atol=1e-6)
+    # a_n = n!·rⁿ ⇒ b_n = rⁿ ⇒ b_n/b_{n+1} = 1/r; the 12-term Borel sum is the geometric
+    # (x¹² − 1)/(x − 1) with x = rζ, which first exceeds τ = 100 just below x = 1.349.
+    r = 2.0
+    aa = [math.factorial(n) * r**n for n in range(12)]
+    assert ratio_singularity(aa) == pytest.approx(1 / r)
+    zetas = np.linspace(0, 1, 1001)
+    closed = [(2 * z) ** 12 - 1 > 100 * (2 * z - 1) if z > 0.5 else False for z in zetas]
+    assert threshold_singularities(aa, zetas, tau=100.0) == [float(zetas[closed.index(True)])]
+
+
+def test_partition_function_matches_gaussian_closed_form():
+    # L = θ²: Z(g) = √(πg).
+    for g in (0.01, 0.05):
+        assert partition_function([0, 0, 1], g) == pytest.approx(math.sqrt(math.pi * g), rel=1e-10)
+
+
+def test_surge_factor_hand_values():
+    T = [0.1, 0.5, 2.0]
+    assert surge_factor(1.0, T, 1.0) == pytest.approx(1 + (1.0 - 0.5) / 1.0)
+    assert surge_factor(0.4, T, 2.0) == pytest.approx(1 + 2 * (0.4 - 0.1) / 0.4)
+    assert surge_factor(0.05, T, 1.0) == 1.0  # no target below: fallback
+    assert surge_factor(3.0, [], 1.0) == 1.0
+    assert surge_factor(3.0, [-5.0], 0.5) == pytest.approx(1.5)  # capped at 1 + λ
+
+
+def test_surge_lr_scales_the_base_optimizer_and_round_trips():
+    p = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    opt = torch.optim.SGD([{"params": [p], "lr": 0.1}])
+    sched = SurgeLR(opt, targets=[0.5, 0.2], lam=1.0)
+    a = sched.step(torch.tensor(1.0))
+    assert a == pytest.approx(1.5) and opt.param_groups[0]["lr"] == pytest.approx(0.15)
+    p.grad = torch.ones(2)
+    opt.step()
+    assert torch.allclose(p.detach(), torch.tensor([1.0 - 0.15, -2.0 - 0.15]))
+    sched.step(0.1)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.1)
+    other = SurgeLR(opt, targets=[], lam=0.0)
+    other.load_state_dict(sched.state_dict())
+    assert other.state_dict() == sched.state_dict()
+    with pytest.raises(ValueError, match="lam"):
+        SurgeLR(opt, targets=[], lam=-1.0)
