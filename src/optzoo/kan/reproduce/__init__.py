@@ -1,0 +1,1 @@
+"""Reproductions of the ``kan`` area's papers."""

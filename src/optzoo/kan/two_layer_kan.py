@@ -1,0 +1,102 @@
+"""The two-layer Kolmogorov-Arnold network of Eshtehardian, Yassaee & Khalaj, "On the Convergence
+of Two-Layer Kolmogorov-Arnold Networks with First-Layer Training" (ICLR 2026, OpenReview
+buuwRBYfrP), paper §2 (Fig. 1) and §3.
+
+Model, for inputs x ∈ [0, 1]^d, width m and g univariate basis functions shared by both layers::
+
+    z_p(x) = Σ_{k≤d} Σ_{j≤g} α_{pjk} φ_j(x_k),     f(x) = (1/√m) Σ_{p≤m} Σ_{l≤g} β_{pl} φ_l(z_p(x)).
+
+Basis (paper §3, FastKAN-style RBF-KAN): Gaussian RBFs φ_j(x) = exp(−(x − μ_j)²/(2s²)) on a grid
+of centres μ_j, by default g points evenly spaced on [0, 1] with s the grid spacing.
+
+Initialisation (paper §2/Thm 4.2): α_{pjk} ~ N(0, σ²), trained; β_{pl} ~ Uniform{−1, +1}, frozen
+(a buffer, not a parameter).  The theorem's σ = O(δ/√(m n g³ d)) is tiny; the default here is
+σ = sigma_scale/√(d·g), which keeps z_p(x) = O(1) over the RBF grid (the brief's pitfall: with
+σ → 0 the kernel collapses to the rank-≤ d·g additive kernel) -- an explicit choice, not the
+paper's.
+
+Deviation (optional, off by default): ``symmetric_init=True`` pairs neuron p with neuron p + m/2
+(same α, opposite β) so that f ≡ 0 at initialisation (the "doubling trick"); the paper's analysis
+then applies with r(0) = y exactly.  The tangent kernel's law is unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def rbf(x: torch.Tensor, centers: torch.Tensor, width: float) -> torch.Tensor:
+    """Gaussian RBF basis φ_j(x) = exp(−(x − μ_j)²/(2s²)); returns shape ``x.shape + (g,)``."""
+    return torch.exp(-((x.unsqueeze(-1) - centers) ** 2) / (2 * width**2))
+
+
+def rbf_derivative(x: torch.Tensor, centers: torch.Tensor, width: float) -> torch.Tensor:
+    """φ_j'(x) = −(x − μ_j)/s² · φ_j(x); shape ``x.shape + (g,)``."""
+    diff = x.unsqueeze(-1) - centers
+    return -diff / width**2 * torch.exp(-(diff**2) / (2 * width**2))
+
+
+class TwoLayerKAN(nn.Module):
+    """Two-layer RBF-KAN with trained first layer α (m, g, d) and frozen signs β (m, g).
+
+    Args:
+        d: input dimension.
+        width: m, the number of hidden nodes.
+        g: number of basis functions per edge.
+        sigma: std of α at init; default ``sigma_scale / sqrt(d * g)``.
+        sigma_scale: see ``sigma``.
+        centers: RBF centres (length g); default ``linspace(0, 1, g)``.
+        rbf_width: s; default the grid spacing ``1/(g − 1)``.
+        symmetric_init: pair neurons so that f ≡ 0 at init (deviation, see module docstring).
+        generator: torch.Generator for a deterministic init.
+        dtype: parameter dtype (float64 recommended for kernel work).
+    """
+
+    def __init__(self, d: int, width: int, g: int = 8, *, sigma: float | None = None,
+                 sigma_scale: float = 1.0, centers: torch.Tensor | None = None,
+                 rbf_width: float | None = None, symmetric_init: bool = False,
+                 generator: torch.Generator | None = None,
+                 dtype: torch.dtype = torch.float64) -> None:
+        super().__init__()
+        if d < 1 or width < 1 or g < 2:
+            raise ValueError(
+                f"d, width, g: expected d, width >= 1 and g >= 2, got {d}, {width}, {g}")
+        if symmetric_init and width % 2:
+            raise ValueError(f"width: symmetric_init needs an even width, got {width}")
+        self.d, self.m, self.g = d, width, g
+        if centers is None:
+            centers = torch.linspace(0.0, 1.0, g, dtype=dtype)
+        centers = torch.as_tensor(centers, dtype=dtype)
+        if centers.shape != (g,):
+            raise ValueError(f"centers: expected shape ({g},), got {tuple(centers.shape)}")
+        self.register_buffer("centers", centers)
+        self.rbf_width = float(rbf_width) if rbf_width is not None else 1.0 / (g - 1)
+        self.sigma = float(sigma) if sigma is not None else sigma_scale / math.sqrt(d * g)
+        half = width // 2 if symmetric_init else width
+        alpha = self.sigma * torch.randn(half, g, d, generator=generator, dtype=dtype)
+        beta = torch.randint(0, 2, (half, g), generator=generator).to(dtype) * 2 - 1
+        if symmetric_init:
+            alpha, beta = torch.cat([alpha, alpha]), torch.cat([beta, -beta])
+        self.alpha = nn.Parameter(alpha)
+        self.register_buffer("beta", beta)
+
+    def basis(self, x: torch.Tensor) -> torch.Tensor:
+        """φ_j(x_k) for a batch x (n, d): shape (n, d, g).  Fixed during training."""
+        return rbf(x, self.centers, self.rbf_width)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """z_p(x_i): shape (n, m)."""
+        return torch.einsum("nkj,pjk->np", self.basis(x), self.alpha)
+
+    def psi(self, x: torch.Tensor) -> torch.Tensor:
+        """ψ_p(x) = Σ_l β_{pl} φ_l'(z_p(x)): shape (n, m); ∂f/∂α_{pjk} = ψ_p(x) φ_j(x_k)/√m."""
+        dphi = rbf_derivative(self.hidden(x), self.centers, self.rbf_width)
+        return torch.einsum("npl,pl->np", dphi, self.beta)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """f(x) for x of shape (n, d); returns shape (n,)."""
+        phi = rbf(self.hidden(x), self.centers, self.rbf_width)
+        return torch.einsum("npl,pl->n", phi, self.beta) / math.sqrt(self.m)
