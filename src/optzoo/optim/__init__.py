@@ -19,10 +19,11 @@ from optzoo.optim.adagrad import DiagAdaGrad
 from optzoo.optim.adagrad_norm import AdaGradNorm
 from optzoo.optim.asgo import ASGO
 from optzoo.optim.dasgo import DASGO
+from optzoo.optim.ham import HAM
 from optzoo.optim.normalized_sgd import NormalizedSGD
 from optzoo.optim.o2nc import O2NC
 from optzoo.optim.scion import Scion
 from optzoo.optim.steepest_descent import SignSGD, SteepestDescent
 
 __all__ = ["ASGO", "DASGO", "O2NC", "AcceleGrad", "AdaGradNorm", "DiagAdaGrad", "NormalizedSGD",
-           "Scion", "SignSGD", "SteepestDescent"]
+           "HAM", "Scion", "SignSGD", "SteepestDescent"]

@@ -226,6 +226,25 @@ CASES += [
                   notes="AcceleGrad with z projected onto the ball of diameter D around x0"),
 ]
 
+# -- optim.ham (ham) --
+from optzoo.optim.ham import HAM  # noqa: E402
+
+# HAM over Adam and over SGD, α·lr ≈ 0.2 (official: α = 200 at Adam lr 1e-3; the brief's pitfall:
+# retune α·lr with the lr), so lr 0.1 runs α = 2.
+CASES += [
+    OptimizerCase("ham_adam", HAM, dict(lr=0.1, alpha=2.0, beta=1e-3),
+                  rosenbrock_kwargs=dict(lr=0.02, alpha=10.0, beta=1e-3),
+                  group_key="alpha",
+                  invalid=(("alpha", -1.0), ("beta", -1.0), ("max_weight_norm", 0.0)),
+                  notes="HAM mirror step after Adam (Jacobs et al., ICLR 2026)"),
+    OptimizerCase("ham_sgd", HAM, dict(base="sgd", lr=0.1, momentum=0.9, alpha=2.0, beta=1e-3),
+                  rosenbrock_kwargs=dict(base="sgd", lr=1e-3, momentum=0.9,
+                                         alpha=2.0, beta=0.0),
+                  group_key="alpha", invalid=(("alpha", -1.0), ("beta", float("nan"))),
+                  notes="HAM mirror step after SGD with momentum"),
+]
+
+
 def case(name: str) -> OptimizerCase:
     for c in CASES:
         if c.name == name:
