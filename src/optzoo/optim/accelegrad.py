@@ -123,37 +123,27 @@ class AcceleGrad(ZooOptimizer):
                 st[key] = p.detach().clone(memory_format=torch.preserve_format)
         return st
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            gst = self._group_state(group)
-            states = [self._init_state(p, group) for p in params]
-            t = int(gst["step"].item())
-            alpha = _alpha(t)
-            weight = alpha / _alpha_sum(t)  # ȳ ← ȳ + weight (y_{t+1} − ȳ)
-            tau_next = 1.0 / _alpha(t + 1)  # coupling of the NEXT query point x_{t+2}
-            gs = [g.to(compute_dtype(p)) for g, p in zip(grads, params, strict=True)]
-            foreach = self._use_foreach(group, params)
-            acc_dtype = compute_dtype(gst["sum_sq"])
-            norms = torch._foreach_norm(gs) if foreach else \
-                [torch.linalg.vector_norm(g) for g in gs]
-            sq = torch.stack([n.to(acc_dtype) for n in norms]).square().sum()
-            acc = gst["sum_sq"].to(acc_dtype) + alpha * alpha * sq
-            gst["sum_sq"].copy_(acc)
-            eta = 2.0 * group["lr"] / (group["G"] ** 2 + acc).sqrt()
-            if foreach:
-                self._update_foreach(group, params, gs, states, eta, alpha, weight, tau_next)
-            else:
-                self._update_loop(group, params, gs, states, eta, alpha, weight, tau_next)
-            gst["step"] += 1
-        return loss
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
+        gst = self._group_state(group)
+        states = [self._init_state(p, group) for p in params]
+        t = int(gst["step"].item())
+        alpha = _alpha(t)
+        weight = alpha / _alpha_sum(t)  # ȳ ← ȳ + weight (y_{t+1} − ȳ)
+        tau_next = 1.0 / _alpha(t + 1)  # coupling of the NEXT query point x_{t+2}
+        gs = [g.to(compute_dtype(p)) for g, p in zip(grads, params, strict=True)]
+        foreach = self._use_foreach(group, params)
+        acc_dtype = compute_dtype(gst["sum_sq"])
+        norms = torch._foreach_norm(gs) if foreach else \
+            [torch.linalg.vector_norm(g) for g in gs]
+        sq = torch.stack([n.to(acc_dtype) for n in norms]).square().sum()
+        acc = gst["sum_sq"].to(acc_dtype) + alpha * alpha * sq
+        gst["sum_sq"].copy_(acc)
+        eta = 2.0 * group["lr"] / (group["G"] ** 2 + acc).sqrt()
+        if foreach:
+            self._update_foreach(group, params, gs, states, eta, alpha, weight, tau_next)
+        else:
+            self._update_loop(group, params, gs, states, eta, alpha, weight, tau_next)
+        gst["step"] += 1
 
     def _project(self, group, zs, x0s, foreach=False):
         """Π_K for K = ball(x_0, D/2), jointly over the group: returns the projected ``zs``."""

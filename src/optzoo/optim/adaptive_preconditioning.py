@@ -139,23 +139,13 @@ class AdaptivePreconditionedSGD(ZooOptimizer, metaclass=abc.ABCMeta):
                 state["avg"] = p.detach().clone(memory_format=torch.preserve_format)
         return state
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            states = [self._init_state(p, group) for p in params]
-            if self._use_foreach(group, params):
-                self._step_foreach(group, params, grads, states)
-            else:
-                for p, g, s in zip(params, grads, states, strict=True):
-                    self._step_one(group, p, g, s)
-        return loss
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
+        states = [self._init_state(p, group) for p in params]
+        if self._use_foreach(group, params):
+            self._step_foreach(group, params, grads, states)
+        else:
+            for p, g, s in zip(params, grads, states, strict=True):
+                self._step_one(group, p, g, s)
 
     def _step_one(self, group: dict, p: torch.Tensor, grad: torch.Tensor, state: dict) -> None:
         cdt = compute_dtype(p)

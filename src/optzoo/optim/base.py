@@ -86,6 +86,26 @@ class ZooOptimizer(torch.optim.Optimizer):
                 return group
         raise KeyError(f"the parameter of shape {tuple(p.shape)} is not in this optimizer")
 
+    @torch.no_grad()
+    def step(self, closure=None):
+        """Evaluate ``closure`` (with grad enabled) if given, then update every group that has
+        gradients through :meth:`_step_group`; return the closure's loss."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads = self._grads(group)
+            if params:
+                self._step_group(group, params, grads)
+        return loss
+
+    def _step_group(self, group: dict, params: list[torch.Tensor],
+                    grads: list[torch.Tensor]) -> None:
+        """Update one group's ``params`` from ``grads`` (already sign-flipped for maximize).
+        Optimizers that keep the standard step override this, others override :meth:`step`."""
+        raise NotImplementedError(f"{type(self).__name__} overrides neither step nor _step_group")
+
     def _use_foreach(self, group: dict, params: list[torch.Tensor]) -> bool:
         foreach = group.get("foreach")
         return default_foreach(params) if foreach is None else bool(foreach)

@@ -93,39 +93,29 @@ class Scion(ZooOptimizer):
                         unconstrained=unconstrained, maximize=maximize, foreach=foreach)
         super().__init__(params, defaults)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            for p in params:
-                if not self.state[p]:
-                    self.state[p]["momentum_buffer"] = torch.zeros_like(
-                        p, memory_format=torch.preserve_format)
-            bufs = [self.state[p]["momentum_buffer"] for p in params]
-            lr, alpha, rho = group["lr"], group["momentum"], group["scale"]
-            shrink = 1.0 if group["unconstrained"] else 1.0 - lr
-            if self._use_foreach(group, params):
-                cdts = [compute_dtype(p) for p in params]
-                ds = [b.to(c) for b, c in zip(bufs, cdts, strict=True)]
-                ds = torch._foreach_add(torch._foreach_mul(ds, 1.0 - alpha),
-                                        torch._foreach_mul([g.to(c) for g, c in
-                                                            zip(grads, cdts, strict=True)], alpha))
-                torch._foreach_copy_(bufs, ds)
-                dirs = [lmo(d, group["norm"]) for d in ds]
-                xs = torch._foreach_mul([p.to(c) for p, c in zip(params, cdts, strict=True)],
-                                        shrink)
-                torch._foreach_sub_(xs, torch._foreach_mul(dirs, lr * rho))
-                torch._foreach_copy_(params, xs)
-            else:
-                for p, g, b in zip(params, grads, bufs, strict=True):
-                    c = compute_dtype(p)
-                    d = b.to(c) * (1.0 - alpha) + g.to(c) * alpha
-                    b.copy_(d)
-                    p.copy_(p.to(c) * shrink - lmo(d, group["norm"]) * (lr * rho))
-        return loss
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
+        for p in params:
+            if not self.state[p]:
+                self.state[p]["momentum_buffer"] = torch.zeros_like(
+                    p, memory_format=torch.preserve_format)
+        bufs = [self.state[p]["momentum_buffer"] for p in params]
+        lr, alpha, rho = group["lr"], group["momentum"], group["scale"]
+        shrink = 1.0 if group["unconstrained"] else 1.0 - lr
+        if self._use_foreach(group, params):
+            cdts = [compute_dtype(p) for p in params]
+            ds = [b.to(c) for b, c in zip(bufs, cdts, strict=True)]
+            ds = torch._foreach_add(torch._foreach_mul(ds, 1.0 - alpha),
+                                    torch._foreach_mul([g.to(c) for g, c in
+                                                        zip(grads, cdts, strict=True)], alpha))
+            torch._foreach_copy_(bufs, ds)
+            dirs = [lmo(d, group["norm"]) for d in ds]
+            xs = torch._foreach_mul([p.to(c) for p, c in zip(params, cdts, strict=True)],
+                                    shrink)
+            torch._foreach_sub_(xs, torch._foreach_mul(dirs, lr * rho))
+            torch._foreach_copy_(params, xs)
+        else:
+            for p, g, b in zip(params, grads, bufs, strict=True):
+                c = compute_dtype(p)
+                d = b.to(c) * (1.0 - alpha) + g.to(c) * alpha
+                b.copy_(d)
+                p.copy_(p.to(c) * shrink - lmo(d, group["norm"]) * (lr * rho))

@@ -132,22 +132,12 @@ class SteepestDescent(ZooOptimizer):
         param_group["q"] = _resolve_q(norm, q)
         super().add_param_group(param_group)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            q = float(group["q"])
-            if self._use_foreach(group, params):
-                self._step_foreach(group, params, grads, q)
-            else:
-                self._step_loop(group, params, grads, q)
-        return loss
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
+        q = float(group["q"])
+        if self._use_foreach(group, params):
+            self._step_foreach(group, params, grads, q)
+        else:
+            self._step_loop(group, params, grads, q)
 
     def _step_loop(self, group, params, grads, q):
         lr, beta = group["lr"], group["momentum"]
