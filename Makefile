@@ -10,7 +10,7 @@ PYTEST_WORKERS ?= 2
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,dev]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,dev,bench]"
 	@touch $(STAMP)
 
 install: $(STAMP)

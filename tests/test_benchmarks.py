@@ -36,3 +36,13 @@ def test_optimizer_benchmark_row_is_complete(monkeypatch):
         row = by_name[name]()
         assert {"name", "method", "peer", "method_s", "peer_s", "target_ratio"} <= set(row)
         assert row["method_s"] > 0 and row["peer_s"] > 0
+
+
+def test_kan_benchmark_row_runs_against_pykan(monkeypatch):
+    module = _load(BENCH / "bench_kan.py")
+    for name, value in (("BLOCKS", 1), ("STEPS", 1), ("WARMUP", 1), ("N", 8), ("D", 3),
+                        ("M", 6)):
+        monkeypatch.setattr(module, name, value)
+    row = module.bench_forward_backward()
+    assert row["peer"].startswith("pykan")
+    assert row["method_s"] > 0 and row["peer_s"] > 0
