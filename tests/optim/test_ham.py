@@ -150,3 +150,55 @@ def test_weight_norm_clip_matches_official_rule():
     assert torch.allclose(w.detach(), torch.full((2, 2), 2.0, dtype=torch.float64), rtol=1e-15)
     opt.step()  # at the cap: unchanged
     assert torch.equal(w.detach(), torch.full((2, 2), 2.0, dtype=torch.float64))
+
+
+def test_wrap_of_a_built_optimizer_equals_the_built_in_construction():
+    W, b, A = _problem(1)
+    runs = []
+    for how in ("build", "wrap"):
+        w, bb = W.clone().requires_grad_(), b.clone().requires_grad_()
+        if how == "build":
+            opt = HAM([w, bb], base=torch.optim.AdamW, lr=1e-2, weight_decay=0.1, alpha=50.0)
+        else:
+            opt = HAM.wrap(torch.optim.AdamW([w, bb], lr=1e-2, weight_decay=0.1), alpha=50.0)
+        for _ in range(5):
+            opt.zero_grad()
+            _loss(w, bb, A).backward()
+            opt.step()
+        runs.append((w.detach().clone(), bb.detach().clone(), opt.param_groups[0]["base"]))
+    torch.testing.assert_close(runs[0][0], runs[1][0], rtol=0, atol=0)
+    torch.testing.assert_close(runs[0][1], runs[1][1], rtol=0, atol=0)
+    assert runs[1][2] == "AdamW"
+
+
+def test_wrap_rejects_what_it_cannot_wrap():
+    w = torch.zeros(2, 2, requires_grad=True)
+    with pytest.raises(ValueError, match="optimizer"):
+        HAM.wrap("adam")
+    with pytest.raises(ValueError, match="already a HAM"):
+        HAM.wrap(HAM([w]))
+    with pytest.raises(ValueError, match="alpha"):
+        HAM.wrap(torch.optim.SGD([w], lr=0.1), alpha=-1.0)
+
+
+def test_prune_magnitude_keeps_the_largest_weights_and_masks_stay_under_a_schedule():
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(10, 10, generator=g, requires_grad=True)
+    bias = torch.randn(10, generator=g, requires_grad=True)
+    opt = HAM([w, bias], base="sgd", lr=0.05, momentum=0.9)
+    before = w.detach().abs().flatten()
+    opt.prune_magnitude(0.5)
+    kept = w.detach() != 0
+    assert int(kept.sum()) == 50 and bool((bias.detach() != 0).all())
+    assert before[kept.flatten()].min() >= before[~kept.flatten()].max()
+    for sparsity in (0.7, 0.9):  # a gradual schedule: train, prune harder, train
+        for _ in range(3):
+            opt.zero_grad()
+            ((w - 1.0) ** 2).sum().backward()
+            opt.step()
+        zero_before = w.detach() == 0
+        opt.prune_magnitude(sparsity)
+        assert int((w.detach() != 0).sum()) == round(100 * (1 - sparsity))
+        assert bool((w.detach()[zero_before] == 0).all())
+    with pytest.raises(ValueError, match="sparsity"):
+        opt.prune_magnitude(1.0)

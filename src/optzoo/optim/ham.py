@@ -18,10 +18,11 @@ Reading of the official wrapper (``HamOptimizerWrapper`` in github TomJacobs05/H
 defaults α = 200, β = 1e-3 (tuned for Adam-scale lr ≈ 1e-3), exponent clamp ±5, per-tensor
 weight-norm clip at 1000 for every parameter.  Deviations, all at the edges:
 
-* the wrapper holds an already built optimizer; here ``HAM(params, base=torch.optim.Adam,
-  alpha=..., beta=..., **base_kwargs)`` builds it, and HAM's ``param_groups``/``state`` *are* the
-  base optimizer's (one dict per group holding both the base and the HAM hyperparameters), so
-  ``state_dict`` carries the base state and per-group α, β.
+* the wrapper holds an already built optimizer: :meth:`HAM.wrap` does the same, and
+  ``HAM(params, base=torch.optim.Adam, alpha=..., beta=..., **base_kwargs)`` builds one.
+  HAM's ``param_groups``/``state`` *are* the base optimizer's (one dict per group holding
+  both the base and the HAM hyperparameters), so ``state_dict`` carries the base state and
+  per-group α, β.
 * the gradients are collected *before* the base step (by reference, no copy: PyTorch's built-in
   optimizers never write into ``p.grad``); ``maximize`` flips them for the HAM step as the base
   optimizer does for its own.
@@ -33,7 +34,8 @@ weight-norm clip at 1000 for every parameter.  Deviations, all at the edges:
   re-applies it after every step (the base step would otherwise regrow pruned weights through
   momentum or weight decay).  A mask set before the base optimizer has state is held aside until
   the first step (Adam initialises its state only when it is empty); it is in ``state_dict``
-  from the first step on.
+  from the first step on.  :meth:`HAM.prune_magnitude` sets layerwise magnitude masks, once
+  (one-shot) or at the points of a pruning schedule (gradual).
 """
 
 from __future__ import annotations
@@ -80,12 +82,36 @@ class HAM(ZooOptimizer):
             base_cls, base_name = base, base.__name__
         else:
             raise ValueError(f"base: expected a torch.optim.Optimizer class, got {base!r}")
+        base_kwargs.setdefault("maximize", False)
+        base_kwargs.setdefault("foreach", None)
+        self._setup(base_cls(params, **base_kwargs), base_name, alpha, beta, max_weight_norm)
+
+    @classmethod
+    def wrap(cls, optimizer: torch.optim.Optimizer, *, alpha: float = 200.0, beta: float = 1e-3,
+             max_weight_norm: float = 1000.0) -> HAM:
+        """HAM around an optimizer that is already built (the official wrapper's interface).
+
+        The returned object shares ``optimizer``'s parameter groups and state (its groups gain
+        ``alpha``, ``beta``, ``max_weight_norm`` and ``base``); step the wrapper, not
+        ``optimizer``.  Example::
+
+            base = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)
+            opt = HAM.wrap(base, alpha=200.0, beta=1e-3)
+        """
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise ValueError(f"optimizer: expected a torch.optim.Optimizer instance, "
+                             f"got {type(optimizer).__name__}")
+        if isinstance(optimizer, HAM):
+            raise ValueError("optimizer: already a HAM optimizer; wrap its base instead")
+        self = cls.__new__(cls)
+        self._setup(optimizer, type(optimizer).__name__, alpha, beta, max_weight_norm)
+        return self
+
+    def _setup(self, inner: torch.optim.Optimizer, base_name: str, alpha: float, beta: float,
+               max_weight_norm: float) -> None:
         ham = dict(alpha=check_hyper("alpha", alpha), beta=check_hyper("beta", beta),
                    max_weight_norm=check_hyper("max_weight_norm", max_weight_norm,
                                                low_open=True))
-        base_kwargs.setdefault("maximize", False)
-        base_kwargs.setdefault("foreach", None)
-        inner = base_cls(params, **base_kwargs)
         for group in inner.param_groups:
             for k, v in ham.items():
                 group.setdefault(k, v)
@@ -141,6 +167,26 @@ class HAM(ZooOptimizer):
         else:  # bases such as Adam initialise their state when it is empty: wait for it
             self._pending_masks[p] = m
         p.mul_(m)
+
+    @torch.no_grad()
+    def prune_magnitude(self, sparsity: float) -> None:
+        """Layerwise magnitude pruning: in every weight tensor (``ndim ≥ 2``) keep the
+        ``1 − sparsity`` fraction of largest ``|w|`` and fix the rest at zero with
+        :meth:`set_mask`.  Called once it is one-shot pruning; called at the points of a
+        schedule with growing ``sparsity`` it is gradual magnitude pruning (masks only shrink:
+        weights pruned earlier stay zero, so they rank lowest)."""
+        if not 0.0 <= sparsity < 1.0:
+            raise ValueError(f"sparsity: expected a fraction in [0, 1), got {sparsity}")
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.dim() < 2:
+                    continue
+                k = int(round(sparsity * p.numel()))
+                mask = torch.ones_like(p)
+                if k > 0:
+                    idx = torch.argsort(p.abs().flatten(), stable=True)[:k]
+                    mask.view(-1)[idx] = 0.0
+                self.set_mask(p, mask)
 
     @torch.no_grad()
     def step(self, closure=None):
