@@ -1,0 +1,11 @@
+"""Bilevel optimization: the problem/oracle interface, solvers and benchmark problems.
+
+Papers: UniBiO (lower-level uniform convexity) and F²SA-p (higher-order finite-difference
+first-order methods), with stocBiO / AID as the Hessian-inverse baseline.
+"""
+
+from optzoo.bilevel.base import BilevelSolver
+from optzoo.bilevel.problem import BilevelProblem, Oracle
+from optzoo.bilevel.stocbio import StocBiO
+
+__all__ = ["BilevelProblem", "BilevelSolver", "Oracle", "StocBiO"]

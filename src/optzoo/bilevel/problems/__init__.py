@@ -1,0 +1,1 @@
+"""Benchmark problems of the bilevel area (closed forms where they exist)."""
