@@ -2,7 +2,8 @@
 2026, OpenReview dhnyoea2Qj, arXiv 2509.01329).  No official code.
 
 The paper's experiments (an FC (12, 10, 8) regression, MNIST MLP, a small Transformer) report
-curves only; this reproduction runs the brief's small-scale checks (1) and (3):
+curves only; this reproduction runs the brief's small-scale checks (1), (2) (the 1-D task only)
+and (3):
 
 1. **Target recovery, local route** (textbook resurgence, :mod:`optzoo.optim.resurgence`).  For the
    tilted double well ``L(θ) = (θ² − 1)² + cθ`` (``c`` drawn per seed in ``[0.1, 0.5]``) the
@@ -27,6 +28,24 @@ curves only; this reproduction runs the brief's small-scale checks (1) and (3):
    reported (the brief's "lr tuned per method").  Success: every coordinate ends in its global
    well (``sign θ_i = −sign c_i``) and ``f − f* < 1e-3``.
 
+4. **Paper task replica** (brief step (2), trial kind ``fit1d``): an FC net 1 → 12 → 10 → 8 → 1
+   (the paper's hidden widths; tanh, a choice — the activation was not retrieved) regresses
+   ``f(x) = sin 2x + 0.5 cos 5x + 0.3 sin 10x + 0.1x²`` on ``fit_n`` equally spaced ``x`` in
+   ``[−π, π]`` (the paper's domain was not retrieved) with the MSE, ``fit_steps`` mini-batch
+   steps (batch ``fit_batch``, the same batch order and initialisation — PyTorch's ``nn.Linear``
+   default — for every method at a seed).  The analysis phase runs once per seed at
+   initialisation: :func:`~optzoo.optim.resurgence.variational_log_partition` on ``vi_n_g``
+   couplings in ``[0.005, 0.05]`` (mean-field Gaussian sampler, prior
+   ``(vi_weight_decay/2)‖θ‖²`` in the analysis only), then
+   :func:`~optzoo.optim.resurgence.targets_from_log_partition` (targets ``ζ ∈ (0, L_0)``).
+   Methods: SGD, SURGE-SGD, Adam, SURGE-Adam, SURGE-SGD with random targets (as many as the
+   analysis found, uniform in ``(0, L_0)``; the paper's App. E ablation) and SURGE-SGD with the
+   reviewer's single target ``−g log Z(g_min)``.  lr grid per method (× the λ grid for SURGE),
+   the grid point with the lowest mean final loss over the same seeds is reported.  Claims,
+   fixed before the runs: (2a) SURGE-SGD's final training loss ≥ 15 % below SGD's; (2b) the same
+   for Adam; (2c) random targets end higher than the analysis targets.  The digits MLP (the
+   brief's MNIST stand-in) is not run (CPU budget).
+
 Deviations.  The paper's targets in high dimension come from a variational estimate of
 ``log Z``; here the separable objective is analysed per coordinate (1-D, quadrature) and the
 target set is every sum of per-coordinate estimates (``f`` is a sum, so its critical values are
@@ -34,7 +53,7 @@ sums of per-coordinate critical values); this is exact for the ``surge_exact`` v
 SURGE reaches the global minimum more often than GD, Adam and the cosine schedule, and its final
 gap is ≥ 15 % lower than GD's (the paper's headline "15–30 % improvement").
 
-Read top to bottom: config and presets, the three trial kinds, summary with claims.
+Read top to bottom: config and presets, the four trial kinds, summary with claims.
 """
 
 from __future__ import annotations
@@ -56,15 +75,24 @@ from optzoo.optim.resurgence import (
     borel_pade_singularities,
     critical_values,
     fit_coefficients,
+    laplace_min_estimate,
     local_series,
     partition_function,
+    targets_from_log_partition,
     taylor_at,
     threshold_singularities,
+    variational_log_partition,
 )
 from optzoo.optim.surge import SurgeLR
 
 SLUG = "resurgence"
 OPT_METHODS = ("gd", "adam", "cosine", "surge", "surge_exact", "polyak_oracle", "restarts")
+FIT_METHODS = ("sgd", "surge_sgd", "adam", "surge_adam", "surge_random", "surge_reviewer")
+FIT_LABEL = {"sgd": "SGD", "surge_sgd": "SURGE-SGD (analysis targets)", "adam": "Adam",
+             "surge_adam": "SURGE-Adam (analysis targets)",
+             "surge_random": "SURGE-SGD (random targets, App. E ablation)",
+             "surge_reviewer": "SURGE-SGD (reviewer target −g log Z(g_min))"}
+FIT_CURVE = 20  # checkpoints of the full training loss per run (plus the start)
 LABEL = {"gd": "GD", "adam": "Adam", "cosine": "GD + cosine schedule",
          "surge": "SURGE-GD (global-route targets)", "surge_exact": "SURGE-GD (exact targets)",
          "polyak_oracle": "Polyak, true f* (oracle)", "restarts": "GD, random restarts"}
@@ -90,6 +118,17 @@ class ResurgenceConfig(Preset):
         cosine_lrs: peak steps of the cosine schedule.
         lams: SURGE's λ grid.
         polyak_scales: Polyak step multipliers.
+        fit_seeds: seeds of the paper-task replica (network initialisation and batch order).
+        fit_n: training points of the 1-D regression.
+        fit_batch: mini-batch size (every method).
+        fit_steps: optimizer steps per run (every method).
+        fit_lrs: step grid of SGD and the SGD-based SURGE variants.
+        fit_adam_lrs: step grid of Adam and SURGE-Adam.
+        vi_n_g: couplings of the variational analysis, on ``[0.005, 0.05]``.
+        vi_steps: ELBO steps per coupling.
+        vi_samples: draws per ELBO step.
+        vi_eval: draws of the final log-mean-exp.
+        vi_weight_decay: prior precision making ``Z`` finite.
     """
 
     seeds: int = 3
@@ -106,15 +145,36 @@ class ResurgenceConfig(Preset):
     cosine_lrs: tuple[float, ...] = (0.1, 0.2, 0.3)
     lams: tuple[float, ...] = (0.5, 1.0, 2.0)
     polyak_scales: tuple[float, ...] = (0.5, 1.0)
+    fit_seeds: int = 3
+    fit_n: int = 64
+    fit_batch: int = 16
+    fit_steps: int = 1200
+    fit_lrs: tuple[float, ...] = (0.03, 0.1, 0.3)
+    fit_adam_lrs: tuple[float, ...] = (0.001, 0.003, 0.01)
+    vi_n_g: int = 8
+    vi_steps: int = 200
+    vi_samples: int = 32
+    vi_eval: int = 512
+    vi_weight_decay: float = 1e-3
 
     def validate(self) -> None:
         super().validate()
-        for name in ("n_local", "dps", "n_g", "n_coeffs", "dim", "budget", "restarts"):
+        for name in ("n_local", "dps", "n_g", "n_coeffs", "dim", "budget", "restarts", "fit_n",
+                     "fit_steps", "vi_n_g", "vi_samples", "vi_eval"):
             if getattr(self, name) < 2:
                 raise ConfigError(f"{name}: expected an integer >= 2, got {getattr(self, name)}")
         if self.n_g < self.n_coeffs:
             raise ConfigError(f"n_g: need at least n_coeffs = {self.n_coeffs} couplings")
-        for name in ("lrs", "adam_lrs", "cosine_lrs", "lams", "polyak_scales"):
+        if self.vi_n_g < self.n_coeffs:
+            raise ConfigError(f"vi_n_g: need at least n_coeffs = {self.n_coeffs} couplings")
+        if self.fit_seeds < 1 or self.vi_steps < 0:
+            raise ConfigError("fit_seeds / vi_steps: expected >= 1 / >= 0")
+        if not 1 <= self.fit_batch <= self.fit_n:
+            raise ConfigError(f"fit_batch: expected 1..fit_n = {self.fit_n}, got {self.fit_batch}")
+        if not self.vi_weight_decay > 0:
+            raise ConfigError(f"vi_weight_decay: expected > 0, got {self.vi_weight_decay}")
+        for name in ("lrs", "adam_lrs", "cosine_lrs", "lams", "polyak_scales", "fit_lrs",
+                     "fit_adam_lrs"):
             if not getattr(self, name) or any(v <= 0 for v in getattr(self, name)):
                 raise ConfigError(f"{name}: expected positive values, got {getattr(self, name)}")
 
@@ -122,10 +182,20 @@ class ResurgenceConfig(Preset):
 PRESETS = {
     "smoke": ResurgenceConfig(seeds=1, n_local=24, dps=40, n_g=6, n_coeffs=5, dim=4, budget=100,
                               lrs=(0.05,), adam_lrs=(0.05,), cosine_lrs=(0.2,), lams=(1.0,),
-                              polyak_scales=(1.0,)),
+                              polyak_scales=(1.0,), fit_seeds=1, fit_n=16, fit_batch=8,
+                              fit_steps=40, fit_lrs=(0.1,), fit_adam_lrs=(0.003,), vi_n_g=6,
+                              vi_steps=10, vi_samples=8, vi_eval=32),
     "quick": ResurgenceConfig(seeds=5),
-    "full": ResurgenceConfig(seeds=20, n_local=60, dps=90, n_g=20, budget=1000),
+    "full": ResurgenceConfig(seeds=20, n_local=60, dps=90, n_g=20, budget=1000, fit_seeds=10,
+                             fit_steps=2000, vi_n_g=12, vi_steps=300),
 }
+
+
+def _fit_grid(cfg: ResurgenceConfig, method: str) -> list[dict]:
+    lrs = cfg.fit_adam_lrs if method in ("adam", "surge_adam") else cfg.fit_lrs
+    if method in ("sgd", "adam"):
+        return [{"lr": v} for v in lrs]
+    return [{"lr": v, "lam": lam} for v in lrs for lam in cfg.lams]
 
 
 def _grid(cfg: ResurgenceConfig, method: str) -> list[dict]:
@@ -153,6 +223,15 @@ def trials(cfg: ResurgenceConfig) -> list[Trial]:
             for seed in range(cfg.seeds):
                 out.append(Trial(method=method, problem="multiwell", seed=seed,
                                  params={**shared, **point}))
+    fit = {"n": cfg.fit_n, "batch": cfg.fit_batch, "steps": cfg.fit_steps,
+           "vi_n_g": cfg.vi_n_g, "vi_steps": cfg.vi_steps, "vi_samples": cfg.vi_samples,
+           "vi_eval": cfg.vi_eval, "vi_weight_decay": cfg.vi_weight_decay,
+           "n_coeffs": cfg.n_coeffs, "tau_factor": cfg.tau_factor}
+    for method in FIT_METHODS:
+        for point in _fit_grid(cfg, method):
+            for seed in range(cfg.fit_seeds):
+                out.append(Trial(method=method, problem="fit1d", seed=seed,
+                                 params={**fit, **point}))
     return out
 
 
@@ -293,9 +372,132 @@ def _run_opt(method: str, p: dict, seed: int) -> dict:
             "success": float(right == 1.0 and gap < 1e-3), "diverged": float(gap >= 1e6)}
 
 
+# -- paper task replica: FC (12, 10, 8) regression of the 1-D target --------------------------
+FIT_SIZES = (1, 12, 10, 8, 1)  # input, the paper's hidden widths (12, 10, 8), output
+_SHAPES = [(o, i) for i, o in zip(FIT_SIZES[:-1], FIT_SIZES[1:], strict=True)]
+FIT_P = sum(o * i + o for o, i in _SHAPES)  # 251 parameters
+VI_GS = (0.005, 0.05)  # coupling range of the variational analysis (as the 1-D global route)
+
+
+def _fit_data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.linspace(-math.pi, math.pi, n, dtype=torch.float64)
+    y = torch.sin(2 * x) + 0.5 * torch.cos(5 * x) + 0.3 * torch.sin(10 * x) + 0.1 * x * x
+    return x.unsqueeze(1), y
+
+
+def _mlp(theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The FC net as a function of a batch of flat parameter vectors: ``(B, p), (n, 1) → (B, n)``
+    (weights row-major ``(out, in)`` then bias, layer by layer; tanh between layers)."""
+    batch = theta.shape[0]
+    h = x.expand(batch, *x.shape)
+    k = 0
+    for j, (o, i) in enumerate(_SHAPES):
+        w = theta[:, k:k + o * i].reshape(batch, o, i)
+        k += o * i
+        b = theta[:, k:k + o]
+        k += o
+        h = torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
+        if j < len(_SHAPES) - 1:
+            h = torch.tanh(h)
+    return h.squeeze(-1)
+
+
+def _mse(theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return ((_mlp(theta, x) - y) ** 2).mean(1)
+
+
+def _fit_init(seed: int) -> torch.Tensor:
+    """PyTorch's ``nn.Linear`` default, ``U(±1/√fan_in)`` for weights and biases, seeded."""
+    gen = torch.Generator().manual_seed(5000 + seed)
+    parts = []
+    for o, i in _SHAPES:
+        bound = 1.0 / math.sqrt(i)
+        parts.append((2 * torch.rand(o * i + o, generator=gen, dtype=torch.float64) - 1) * bound)
+    return torch.cat(parts)
+
+
+@functools.lru_cache(maxsize=64)
+def _fit_analysis(seed: int, n: int, vi_n_g: int, vi_steps: int, vi_samples: int, vi_eval: int,
+                  weight_decay: float, n_coeffs: int, tau_factor: float) -> dict:
+    """The analysis phase at this seed's initialisation (run once per seed and process)."""
+    x, y = _fit_data(n)
+    theta0 = _fit_init(seed)
+    l0 = float(_mse(theta0.unsqueeze(0), x, y)[0])
+    gs = np.linspace(*VI_GS, vi_n_g)
+    log_z = variational_log_partition(
+        lambda th: _mse(th, x, y), theta0, gs, weight_decay=weight_decay, samples=vi_samples,
+        steps=vi_steps, eval_samples=vi_eval, generator=torch.Generator().manual_seed(6000 + seed))
+    targets = targets_from_log_partition(gs, log_z, l0, n_coeffs=n_coeffs, tau_factor=tau_factor)
+    # Loss-free control: the Gaussian-volume term (p/2)·log g alone through the same steps 2–4.
+    control = targets_from_log_partition(gs, 0.5 * FIT_P * np.log(gs), l0, n_coeffs=n_coeffs,
+                                         tau_factor=tau_factor)
+    rng = np.random.default_rng(7000 + seed)
+    return {"l0": l0, "targets": tuple(targets), "control": tuple(control),
+            "random": tuple(sorted(float(v) for v in rng.uniform(0.0, l0, len(targets)))),
+            "reviewer": laplace_min_estimate(gs, log_z),
+            "log_z_min": float(log_z[0]), "log_z_max": float(log_z[-1])}
+
+
+def _run_fit(method: str, p: dict, seed: int) -> dict:
+    n, batch, steps = int(p["n"]), int(p["batch"]), int(p["steps"])
+    x, y = _fit_data(n)
+    theta = torch.nn.Parameter(_fit_init(seed).unsqueeze(0))
+    base = "adam" if method in ("adam", "surge_adam") else "sgd"
+    opt = (torch.optim.Adam([theta], lr=p["lr"]) if base == "adam"
+           else torch.optim.SGD([theta], lr=p["lr"]))
+    out: dict = {}
+    sched = None
+    if method.startswith("surge"):
+        info = _fit_analysis(seed, n, int(p["vi_n_g"]), int(p["vi_steps"]),
+                             int(p["vi_samples"]), int(p["vi_eval"]),
+                             float(p["vi_weight_decay"]), int(p["n_coeffs"]),
+                             float(p["tau_factor"]))
+        targets = {"surge_random": info["random"], "surge_reviewer": (info["reviewer"],)}.get(
+            method, info["targets"])
+        sched = SurgeLR(opt, targets, lam=p["lam"])
+        out.update(n_targets=float(len(info["targets"])), reviewer_target=info["reviewer"],
+                   log_z_gmin=info["log_z_min"], log_z_gmax=info["log_z_max"],
+                   control_targets=",".join(f"{v:.4g}" for v in info["control"]),
+                   targets=",".join(f"{v:.4g}" for v in targets))
+
+    def full_loss() -> float:
+        with torch.no_grad():
+            return float(_mse(theta, x, y)[0])
+
+    l0 = full_loss()
+    gen = torch.Generator().manual_seed(4000 + seed)  # same batch order for every method
+    every = max(1, steps // FIT_CURVE)
+    curve = [l0]
+    diverged = False
+    factors = []
+    for t in range(steps):
+        idx = torch.randperm(n, generator=gen)[:batch]
+        loss = _mse(theta, x[idx], y[idx])[0]
+        if not torch.isfinite(loss) or float(loss.detach()) > 1e3 * max(l0, 1.0):
+            diverged = True
+            break
+        opt.zero_grad()
+        loss.backward()
+        if sched is not None:
+            factors.append(sched.step(loss))
+        opt.step()
+        if (t + 1) % every == 0 and len(curve) <= FIT_CURVE:
+            curve.append(full_loss())
+    final = full_loss()
+    if diverged or not math.isfinite(final):
+        diverged, final = True, l0  # a diverged run counts as no progress
+    curve += [final] * (FIT_CURVE + 1 - len(curve))
+    out.update(final_loss=final, initial_loss=l0, diverged=float(diverged),
+               mean_factor=float(np.mean(factors)) if factors else 1.0)
+    out.update({f"curve_{i:02d}": v for i, v in enumerate(curve)})
+    return out
+
+
 def run_trial(trial: Trial, device: str = "cpu") -> dict:
     torch.set_num_threads(1)
     p = dict(trial.params)
+    if trial.problem == "fit1d":
+        return _run_fit(trial.method, p, trial.seed)
     if trial.method == "local":
         return _local(_tilt(trial.seed), int(p["n_local"]), int(p["dps"]))
     if trial.method == "global":
@@ -410,6 +612,10 @@ def summarize(results: list[Result], cfg: ResurgenceConfig, outdir: Path) -> Sum
             evidence=f"mean gap SURGE {g_s:.4g} vs GD {g_gd:.4g} "
                      f"(ratio {g_s / max(g_gd, 1e-300):.3f})",
             held=bool(g_s <= 0.85 * g_gd)))
+    fit_tables, fit_figures, fit_claims, fit_notes = _summarize_fit(results, cfg, outdir)
+    tables += fit_tables
+    figures += fit_figures
+    claims += fit_claims
     notes = ["Targets for the multi-well come from per-coordinate 1-D analysis (the objective is "
              "separable); the paper uses a variational estimate of log Z in high dimension.",
              "Grid point per method chosen by mean success over the same seeds (lr tuned per "
@@ -417,8 +623,140 @@ def summarize(results: list[Result], cfg: ResurgenceConfig, outdir: Path) -> Sum
              "the first grid point. The paper's λ was not retrieved.",
              "Eq. 33 uses the NEAREST target below the loss; with sums of per-coordinate "
              "critical values the targets are dense, so near a (worse) minimum a_t ≈ 1 and "
-             "SURGE-GD reduces to GD."]
+             "SURGE-GD reduces to GD.", *fit_notes]
     return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
+
+
+def _summarize_fit(results: list[Result], cfg: ResurgenceConfig,
+                   outdir: Path) -> tuple[list[Table], list[Figure], list[Claim], list[str]]:
+    """Step (2): tables, training-curve figure, claims (2a)–(2c) and notes of the replica."""
+    import matplotlib.pyplot as plt
+
+    by: dict[tuple, list] = {}
+    for r in results:
+        if r.trial.problem == "fit1d":
+            by.setdefault((r.trial.method, _point(r.trial.params)), []).append(r.metrics)
+    if not by:
+        return [], [], [], []
+
+    def ci(vals, digits=4):
+        return fmt_ci(*mean_ci(vals), digits=digits)
+
+    # Best grid point per method: lowest mean final training loss over the (same) seeds.
+    best: dict[str, tuple] = {}
+    for (method, point), ms in by.items():
+        score = float(np.mean([m["final_loss"] for m in ms]))
+        if method not in best or score < best[method][0]:
+            best[method] = (score, point, ms)
+    rows = []
+    for method in FIT_METHODS:
+        if method not in best:
+            continue
+        _, point, ms = best[method]
+        rows.append([FIT_LABEL[method], ", ".join(f"{k}={v}" for k, v in point),
+                     ci([m["final_loss"] for m in ms]), ci([m["diverged"] for m in ms], 3),
+                     ci([m["mean_factor"] for m in ms], 3),
+                     ci([m["n_targets"] for m in ms], 3) if "n_targets" in ms[0] else "—"])
+    div_all = {method: float(np.mean([m["diverged"] for (mm, _), ms in by.items()
+                                      if mm == method for m in ms])) for method in best}
+    tables = [Table(
+        title=f"FC (12, 10, 8) tanh regression of sin 2x + 0.5 cos 5x + 0.3 sin 10x + 0.1x², "
+              f"n = {cfg.fit_n}, batch {cfg.fit_batch}, {cfg.fit_steps} steps per method (best "
+              f"grid point per method by mean final loss; mean ± 95% CI over {cfg.fit_seeds} "
+              "seeds)",
+        columns=["method", "grid point", "final training MSE", "diverged (best point)",
+                 "mean a_t", "analysis targets"], rows=rows)]
+    seen: dict[int, dict] = {}
+    for r in results:
+        if r.trial.problem == "fit1d" and r.trial.method == "surge_sgd":
+            seen.setdefault(r.trial.seed, r.metrics)
+    per_seed = list(seen.values())
+    if per_seed:
+        tables.append(Table(
+            title="Variational analysis at initialisation (one run per seed; mean ± 95% CI "
+                  "over seeds)", columns=["quantity", "value"],
+            rows=[["initial training MSE L_0", ci([m["initial_loss"] for m in per_seed])],
+                  ["targets found in (0, L_0)", ci([m["n_targets"] for m in per_seed], 3)],
+                  ["reviewer target −g log Z(g_min)",
+                   ci([m["reviewer_target"] for m in per_seed])],
+                  ["log Z(g_min), log Z(g_max)",
+                   f"{ci([m['log_z_gmin'] for m in per_seed])}; "
+                   f"{ci([m['log_z_gmax'] for m in per_seed])}"],
+                  ["targets per seed", "; ".join(f"[{m['targets']}]" for m in per_seed)],
+                  ["loss-free control: targets from (p/2)·log g alone",
+                   "; ".join(f"[{m['control_targets']}]" for m in per_seed)],
+                  ["divergence rate over the whole grid",
+                   ", ".join(f"{k} {v:.2f}" for k, v in div_all.items())]]))
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = np.linspace(0, cfg.fit_steps, FIT_CURVE + 1)
+    for method in FIT_METHODS:
+        if method in best:
+            ms = best[method][2]
+            curve = np.mean([[m[f"curve_{i:02d}"] for i in range(FIT_CURVE + 1)] for m in ms], 0)
+            ax.plot(xs, curve, label=FIT_LABEL[method])
+    ax.set_yscale("log")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("training MSE (full batch)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = outdir / "fit1d_curves.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    figures = [Figure(path=path, caption="1-D regression: training MSE, mean over seeds, best grid "
+                                         "point per method (log scale)")]
+
+    claims = []
+    final = {k: [m["final_loss"] for m in v[2]] for k, v in best.items()}
+    loss = {k: float(np.mean(v)) for k, v in final.items()}
+    for tag, wrapped, base in (("2a", "surge_sgd", "sgd"), ("2b", "surge_adam", "adam")):
+        if {wrapped, base} <= set(best):
+            claims.append(Claim(
+                text=f"({tag}) {FIT_LABEL[wrapped]}'s final training loss is at least 15% lower "
+                     f"than {FIT_LABEL[base]}'s on the 1-D regression (paper: 15–30%), each "
+                     "at its best lr.",
+                evidence=f"mean final MSE {ci(final[wrapped])} vs {ci(final[base])} (ratio "
+                         f"{loss[wrapped] / max(loss[base], 1e-300):.3f})",
+                held=bool(loss[wrapped] <= 0.85 * loss[base])))
+    if {"surge_random", "surge_sgd"} <= set(best):
+        claims.append(Claim(
+            text="(2c) Random targets (same count, uniform in (0, L_0)) give a higher final "
+                 "training loss than the analysis targets (paper App. E).",
+            evidence=f"mean final MSE random {ci(final['surge_random'])} vs analysis "
+                     f"{ci(final['surge_sgd'])}",
+            held=bool(loss["surge_random"] > loss["surge_sgd"])))
+    notes = [
+        "Step (2) differs from the paper in: the data domain (x equally spaced on [−π, π]; the "
+        "paper's domain and sample count were not retrieved), the activation (tanh, chosen; "
+        "not retrieved), mini-batch SGD/Adam for every method at equal steps (the paper's "
+        "batching was not retrieved), the analysis (mean-field Gaussian q per coupling fitted by "
+        "the ELBO, log Z = log-mean-exp of the importance ratio; the paper's E_ψ is inferred), "
+        "a Gaussian weight-decay prior (vi_weight_decay/2)‖θ‖² added to the loss in the analysis "
+        "only (training minimises the plain MSE), the coupling grid (vi_n_g points on "
+        "[0.005, 0.05], as the 1-D global route), no Muon/AdamW bases, and no MNIST/Transformer "
+        "tasks.",
+        "The scikit-learn digits MLP (the brief's MNIST stand-in) is not run: it does not fit the "
+        "CPU budget of the quick preset next to the 1-D task; only the 1-D task is replicated.",
+        "SURGE sees the mini-batch loss at the current iterate (L(θ_t) of Eq. 34); final and "
+        "curve losses are full-batch training MSE. Random and reviewer targets wrap SGD. The "
+        "reviewer target −g log Z(g_min) carries the volume term (p/2)·g·log(2πg/wd) in "
+        "p = 251 dimensions; when it is negative, a_t = 1 + λ at every step (a constant lr "
+        "multiplier), and when it is above the loss, a_t = 1 (plain SGD).",
+        "lr (and λ) chosen per method as the grid point with the lowest mean final loss on the "
+        "same seeds that are reported (optimistic for every method alike); a diverged run "
+        "counts as its initial loss.",
+    ]
+    for base, lrs in (("sgd", cfg.fit_lrs), ("adam", cfg.fit_adam_lrs)):
+        if base in best and len(lrs) > 1 and dict(best[base][1])["lr"] == max(lrs):
+            notes.append(f"{FIT_LABEL[base]}'s best lr is the largest of its grid {lrs}; SURGE "
+                         "multiplies it by a_t ≥ 1, so part of a SURGE gain may be a larger "
+                         "effective lr than the grid lets the bare optimizer have.")
+    notes.append("The 'loss-free control' row feeds log Z = (p/2)·log g (the Gaussian volume "
+                 "term, no loss at all) through the same fit and threshold scan; where it returns "
+                 "the same targets as the analysis, the targets are set by the coupling grid, "
+                 "n_coeffs and τ, not by the network's critical values, and (2c) then compares "
+                 "a fixed target set with random ones.")
+    return tables, figures, claims, notes
 
 
 REPRODUCTION = Reproduction(
@@ -429,7 +767,10 @@ REPRODUCTION = Reproduction(
     summarize=summarize,
     description=(
         "SURGE (ICLR 2026): recovery of critical values of 1-D polynomial losses from asymptotic "
-        "series (local Borel–Padé and the paper's global fit), and SURGE-wrapped GD on a "
+        "series (local Borel–Padé and the paper's global fit), SURGE-wrapped GD on a "
         "separable 10-D tilted multi-well against GD, Adam, a cosine schedule, random restarts "
-        "and oracle Polyak. Trials are CPU-sized and run on the CPU whatever --device says."),
+        "and oracle Polyak, and the paper's FC (12, 10, 8) 1-D regression with SURGE-SGD/Adam "
+        "(targets from a variational log Z) against tuned SGD/Adam, random targets and the "
+        "reviewer's −g log Z target. Trials are CPU-sized and run on the CPU whatever --device "
+        "says."),
 )
