@@ -92,7 +92,7 @@ PAPERS: tuple[Paper, ...] = (
        "KAN-TK convergence", "kan", "buuwRBYfrP",
        "optzoo.kan.reproduce.kan_convergence:REPRODUCTION"),
     _P("unibio", "Bilevel Optimization with Lower-Level Uniform Convexity: Theory and Algorithm",
-       "UniBiO", "bilevel", "dJgb3ngAvT"),
+       "UniBiO", "bilevel", "dJgb3ngAvT", "optzoo.bilevel.reproduce.unibio:REPRODUCTION"),
     _P("f2sa-p", "Faster Gradient Methods for Highly-Smooth Stochastic Bilevel Optimization",
        "F²SA-p", "bilevel", "XIAta0WOJ6"),
     _P("ofmu", "Optimization-Driven Framework for Machine Unlearning",
