@@ -1,0 +1,37 @@
+"""Optimal transport: Neural Characteristic Flow (Hamilton–Jacobi OT), its ICNN min–max
+baseline, and the area's benchmark problems."""
+
+from optzoo.transport.hj_optimal_transport import (
+    HJOptimalTransport,
+    PotentialNet,
+    characteristic_residual,
+    energy_distance,
+    forward_map,
+    hamiltonian,
+    hamiltonian_grad,
+    inverse_map,
+    is_stable,
+    pinn_residual,
+    window_means,
+)
+from optzoo.transport.icnn_ot import ICNN, ICNNOptimalTransport
+from optzoo.transport.problems import (
+    GaussianPair,
+    bures_wasserstein_squared,
+    colour_clouds,
+    energy_distance_np,
+    gaussian_map,
+    gaussian_pair,
+    histogram_intersection,
+    image_pixels,
+    l2_uvp,
+    toy_2d,
+)
+
+__all__ = [
+    "ICNN", "GaussianPair", "HJOptimalTransport", "ICNNOptimalTransport", "PotentialNet",
+    "bures_wasserstein_squared", "characteristic_residual", "colour_clouds", "energy_distance",
+    "energy_distance_np", "forward_map", "gaussian_map", "gaussian_pair", "hamiltonian",
+    "hamiltonian_grad", "histogram_intersection", "image_pixels", "inverse_map", "is_stable",
+    "l2_uvp", "pinn_residual", "toy_2d", "window_means",
+]
