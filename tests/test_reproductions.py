@@ -31,10 +31,12 @@ def test_a_trial_is_deterministic(slug):
     repro = registry.get(slug).load()
     trial = repro.trials(repro.presets["smoke"])[0].to_dict()
     first, second = execute(slug, trial, "cpu")[0], execute(slug, trial, "cpu")[0]
-    # measured wall-clock times (metrics named *_wall_s) are the one allowed difference
+    # measured resources -- wall-clock times (*_wall_s) and memory (*_mem_mb) -- are the only
+    # allowed differences
     assert set(first) == set(second)
-    assert {k: v for k, v in first.items() if not k.endswith("_wall_s")} == {
-        k: v for k, v in second.items() if not k.endswith("_wall_s")}
+    measured = ("_wall_s", "_mem_mb")
+    assert {k: v for k, v in first.items() if not k.endswith(measured)} == {
+        k: v for k, v in second.items() if not k.endswith(measured)}
 
 
 @pytest.mark.parametrize("slug", IMPLEMENTED)

@@ -236,7 +236,7 @@ def _run_gaussian(trial: Trial, device: str) -> dict:
         mapped, seconds, _ = _barycentric(xs, xt, m, float(p["sinkhorn_reg"]))
         cost = float(np.mean(np.sum((mapped - xs) ** 2, 1)))
         return {"uvp_fwd": l2_uvp(mapped, prob.forward(xs), prob.target_variance()),
-                "cost_err": abs(cost - w2) / w2, "fit_s": seconds, "w2": w2}
+                "cost_err": abs(cost - w2) / w2, "fit_wall_s": seconds, "w2": w2}
     model = _neural(m, p, seed, device).fit(xs, xt)
     xe, ye = prob.sample_source(n_test, rng), prob.sample_target(n_test, rng)
     tx = model.transform(xe)
@@ -246,8 +246,8 @@ def _run_gaussian(trial: Trial, device: str) -> dict:
            "uvp_bwd": l2_uvp(back, prob.inverse(ye), prob.source_variance()),
            "inv_consistency": float(np.mean(np.linalg.norm(model.inverse_transform(tx) - xe,
                                                            axis=1))),
-           "cost_err": abs(cost - w2) / w2, "fit_s": model.fit_seconds_, "w2": w2,
-           "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+           "cost_err": abs(cost - w2) / w2, "fit_wall_s": model.fit_seconds_, "w2": w2,
+           "peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     return {**out, **_curve(model)}
 
 
@@ -267,14 +267,14 @@ def _run_toy(trial: Trial, device: str) -> dict:
     out = {"ed_floor": floor, "emd_cost": emd_cost}
     if m.startswith("pot_"):
         mapped, seconds, cost = _barycentric(xs, xt, m, float(p["sinkhorn_reg"]))
-        out.update({"ed": energy_distance_np(mapped, ye), "cost": cost, "fit_s": seconds,
+        out.update({"ed": energy_distance_np(mapped, ye), "cost": cost, "fit_wall_s": seconds,
                     "uvp_vs_emd": l2_uvp(mapped, emd_map, var_t)})
         return out
     model = _neural(m, p, seed, device).fit(xs, xt)
     tx = model.transform(xs)
     out.update({"ed": energy_distance_np(model.transform(xe), ye),
                 "cost": float(np.mean(np.sum((tx - xs) ** 2, 1))),
-                "fit_s": model.fit_seconds_, "uvp_vs_emd": l2_uvp(tx, emd_map, var_t)})
+                "fit_wall_s": model.fit_seconds_, "uvp_vs_emd": l2_uvp(tx, emd_map, var_t)})
     te = model.transform(xe[:64])
     for i in range(64):  # a few transported points for the figure
         out[f"pt_{i:02d}_x"], out[f"pt_{i:02d}_y"] = float(te[i, 0]), float(te[i, 1])
@@ -304,7 +304,7 @@ def _run_colour(trial: Trial, device: str) -> dict:
     out = {"hist_intersection": histogram_intersection(mapped, tgt_all),
            "hist_intersection_identity": histogram_intersection(xe, tgt_all),
            "ed": energy_distance_np(sub, ye), "ed_identity": energy_distance_np(xe[:len(sub)], ye),
-           "fit_s": fit_s}
+           "fit_wall_s": fit_s}
     return {**out, **_curve(model)}
 
 
@@ -347,7 +347,7 @@ def summarize(results: list[Result], cfg: HJOTConfig, outdir: Path) -> Summary:
             if rs:
                 rows.append([d, m, _fmt(_vals(rs, "uvp_fwd")), _fmt(_vals(rs, "uvp_bwd")),
                              _fmt(_vals(rs, "inv_consistency")), _fmt(_vals(rs, "cost_err")),
-                             _fmt(_vals(rs, "fit_s")), len(rs)])
+                             _fmt(_vals(rs, "fit_wall_s")), len(rs)])
     tables.append(Table(
         title="Task A, Gaussians (mean ± 95% CI over seeds): L²-UVP % forward on held-out "
               "source / backward on held-out target (POT rows: in-sample barycentric map, "
@@ -379,7 +379,7 @@ def summarize(results: list[Result], cfg: HJOTConfig, outdir: Path) -> Summary:
     for d in cfg.dims:
         nc, ic = per_d[d], _by(results, f"gaussian_d{d}", "icnn")
         u_n, u_i = _mean(_vals(nc, "uvp_fwd")), _mean(_vals(ic, "uvp_fwd"))
-        t_n, t_i = _mean(_vals(nc, "fit_s")), _mean(_vals(ic, "fit_s"))
+        t_n, t_i = _mean(_vals(nc, "fit_wall_s")), _mean(_vals(ic, "fit_wall_s"))
         held3 &= bool(u_n <= u_i and t_n <= TIME_SLACK * t_i)
         parts.append(f"d={d}: UVP {u_n:.3g} vs {u_i:.3g} %, time {t_n:.3g} vs {t_i:.3g} s")
     claims.append(Claim(
@@ -394,7 +394,7 @@ def summarize(results: list[Result], cfg: HJOTConfig, outdir: Path) -> Summary:
         rs = _by(results, colour, m)
         if rs:
             crows.append([m, _fmt(_vals(rs, "hist_intersection")), _fmt(_vals(rs, "ed"), 3),
-                          _fmt(_vals(rs, "fit_s")), len(rs)])
+                          _fmt(_vals(rs, "fit_wall_s")), len(rs)])
     if crows:
         ident = [r for r in results if r.trial.problem == colour]
         crows.append(["identity (no transport)",
@@ -439,7 +439,7 @@ def summarize(results: list[Result], cfg: HJOTConfig, outdir: Path) -> Summary:
                 rs = _by(results, prob, m)
                 if rs:
                     trows.append([toy, m, _fmt(_vals(rs, "ed"), 3), _fmt(_vals(rs, "cost")),
-                                  _fmt(_vals(rs, "uvp_vs_emd")), _fmt(_vals(rs, "fit_s")),
+                                  _fmt(_vals(rs, "uvp_vs_emd")), _fmt(_vals(rs, "fit_wall_s")),
                                   len(rs)])
             allr = [r for r in results if r.trial.problem == prob]
             floor, emd_cost = _mean(_vals(allr, "ed_floor")), _mean(_vals(allr, "emd_cost"))
@@ -488,7 +488,7 @@ def _notes(cfg: HJOTConfig) -> list[str]:
         "map); their Gaussian UVP is measured on the training points and includes the "
         "discrete-sample error of the plan. Sinkhorn's reg is relative to the median squared "
         "distance; its iterations are capped at POT's default 1000.",
-        "Peak memory: maxrss_mb is the process high-water mark (an upper bound; CPU tensors "
+        "Peak memory: peak_mem_mb is the process high-water mark (an upper bound; CPU tensors "
         "are not tracked per trial). Wall times are single-threaded CPU.",
     ]
 
