@@ -5,10 +5,12 @@ first-order methods), with stocBiO / AID as the Hessian-inverse baseline.
 """
 
 from optzoo.bilevel.base import BilevelSolver
+from optzoo.bilevel.f2sa import F2SA
 from optzoo.bilevel.ma_soba import MASOBA
 from optzoo.bilevel.problem import BilevelProblem, Oracle
 from optzoo.bilevel.stocbio import StocBiO
 from optzoo.bilevel.ttsa import TTSA
 from optzoo.bilevel.unibio import UniBiO
 
-__all__ = ["MASOBA", "TTSA", "BilevelProblem", "BilevelSolver", "Oracle", "StocBiO", "UniBiO"]
+__all__ = ["F2SA", "MASOBA", "TTSA", "BilevelProblem", "BilevelSolver", "Oracle", "StocBiO",
+           "UniBiO"]

@@ -116,8 +116,11 @@ class BilevelProblem(abc.ABC):
             H = torch.func.hessian(lambda yy: self.g(x, yy))(y)
             step = torch.linalg.solve(H, gy)
             value, t = float(self.g(x, y)), 1.0
-            while t > 1e-8 and not float(self.g(x, y - t * step)) <= value:
-                t *= 0.5  # backtracking keeps Newton monotone on non-quadratic g
+            # backtracking keeps Newton monotone on non-quadratic g; near y* the decrease is
+            # below round-off, so a step within round-off of ``value`` is accepted
+            slack = 1e-13 * max(1.0, abs(value))
+            while t > 1e-8 and not float(self.g(x, y - t * step)) <= value + slack:
+                t *= 0.5
             y = (y - t * step).detach()
         return y
 
