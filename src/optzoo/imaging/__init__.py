@@ -1,0 +1,47 @@
+"""Imaging: sparse kernel decomposition (DISK, Wu, Cao & Huo, ICLR 2026) and its baselines —
+dense FFT convolution, low-rank separable filters and a PST-style annealing search."""
+
+from optzoo.imaging.dense_convolution import dense_filter
+from optzoo.imaging.low_rank import LowRankFilter, apply_low_rank, low_rank_decomposition
+from optzoo.imaging.simulated_annealing import AnnealResult, anneal_sparse_kernel
+from optzoo.imaging.sparse_kernel_decomposition import (
+    FitResult,
+    SparseKernelComplex,
+    apply_sparse,
+    apply_spatially_varying,
+    charbonnier,
+    fit_sparse_kernel,
+    initial_complex,
+    interpolate_complex,
+    interpolation_weights,
+    kernel_errors,
+    poisson_disk_samples,
+    radial_init,
+    random_init,
+    sparse_sampling_init,
+    splat,
+)
+
+__all__ = [
+    "AnnealResult",
+    "FitResult",
+    "LowRankFilter",
+    "SparseKernelComplex",
+    "anneal_sparse_kernel",
+    "apply_low_rank",
+    "apply_sparse",
+    "apply_spatially_varying",
+    "charbonnier",
+    "dense_filter",
+    "fit_sparse_kernel",
+    "initial_complex",
+    "interpolate_complex",
+    "interpolation_weights",
+    "kernel_errors",
+    "low_rank_decomposition",
+    "poisson_disk_samples",
+    "radial_init",
+    "random_init",
+    "sparse_sampling_init",
+    "splat",
+]

@@ -1,0 +1,1 @@
+"""Reproductions of the ``imaging`` area's papers."""

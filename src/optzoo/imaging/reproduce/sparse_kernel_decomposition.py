@@ -1,0 +1,637 @@
+"""Reproduction ``sparse-kernel-decomposition``: Wu, Cao & Huo, "DISK: Differentiable Sparse Kernel
+Complex for Efficient Spatially-Variant Convolution" (ICLR 2026, OpenReview ``bbuxDoRD2D``,
+arXiv 2512.04556).  No official code.
+
+Small-scale version of the paper's §5 on CPU, following the brief:
+
+1. **Kernel fitting.**  Analytic targets (:mod:`optzoo.imaging.problems`: Gaussians σ = 5…11,
+   disc, ring, square, hexagon, heart, four-pointed star, coma PSF, linear motion) at a tap
+   budget ``N×L`` (12×4 = 48 taps per pixel).  Methods: DISK with the paper's SS+IR
+   initialisation (``disk_ss``), the init ablation (``disk_ir``, ``disk_random``; paper Fig. 6),
+   and the PST-style sparse search (``sa_ss``: parallel tempering + annealing, 10 chains, the same
+   number of steps per chain as DISK's Adam steps, i.e. 10× DISK's loss evaluations, same SS
+   start, same loss).  Each fit is scored in the kernel domain (relative L2 error, PSNR against
+   the peak) and in the image domain (PSNR of the filtered photos ``camera``, ``astronaut``,
+   ``chelsea``, ``coffee`` against dense FFT convolution, reflect borders everywhere).
+   ``disk_ir`` is deterministic (IR has no randomness): it runs once (seed 0) and is paired with
+   every seed.  Low rank (SVD, ranks 1…``max_rank``) is deterministic too: one trial per target.
+2. **Spatially varying defocus.**  ``motorcycle_left`` with a defocus radius map from its
+   disparity (focal plane at a seed-drawn disparity quantile in [0.3, 0.7]); reference: a blend of
+   dense disc blurs at ``sv_radii`` radii (per pixel linear between the two nearest radii).  DISK
+   complexes fitted at every one of those radii ("fitted per radius") vs complexes fitted only at
+   every ``sv_anchor_every``-th radius and interpolated in filter space (paper §4.3).  Two ways of
+   fitting the bases: ``independent`` (the paper's: each from the IR init) and ``warm`` (each
+   warm-started from the previous radius, offsets scaled; the brief's recommendation).
+
+Claims (thresholds fixed before any run; "non-convex" = ring, heart, star4):
+
+* (a) DISK reaches a lower mean kernel relative-L2 error than the annealing baseline on every
+  non-convex target, and its mean trial wall time is not larger (the runner's per-trial seconds;
+  if unavailable only the error condition is checked and the evidence says so).
+* (b) "Matches low rank at several times fewer multiply-adds": for each target, r* is the
+  smallest rank whose image PSNR reaches DISK's mean image PSNR and the cost ratio is
+  2·r*·M / (N·L) (if no rank up to ``max_rank`` reaches it, the ratio at ``max_rank`` is a lower
+  bound); held if the median ratio over targets is ≥ 3.
+* (c) Initialisation order SS < IR < random in kernel error on non-convex targets: the paired
+  differences over (target, seed) of err(SS) − err(IR) and err(IR) − err(random) both have a 95 %
+  CI below 0.
+* (d) Interpolated complexes stay within 1 dB of complexes fitted per radius (``independent``
+  bases): the mean over seeds of the kernel-domain PSNR gap (mean over the non-anchor radii) and
+  of the image-domain gap of the spatially varying result are both ≤ 1 dB.
+
+Read top to bottom: config and presets, trial expansion, one trial, summary with claims.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from optzoo.errors import ConfigError
+from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.imaging.dense_convolution import dense_filter
+from optzoo.imaging.low_rank import apply_low_rank, low_rank_decomposition
+from optzoo.imaging.problems import (
+    NON_CONVEX,
+    PHOTOS,
+    disc_kernel,
+    motorcycle_defocus,
+    photo,
+    target_kernel,
+    target_names,
+)
+from optzoo.imaging.simulated_annealing import anneal_sparse_kernel
+from optzoo.imaging.sparse_kernel_decomposition import (
+    ETA_REL,
+    SparseKernelComplex,
+    apply_sparse,
+    apply_spatially_varying,
+    fit_sparse_kernel,
+    interpolate_complex,
+    interpolation_weights,
+    kernel_errors,
+)
+
+SLUG = "sparse-kernel-decomposition"
+FIT_METHODS = ("disk_ss", "disk_ir", "disk_random", "sa_ss")
+SV_VARIANTS = ("independent", "warm")
+COST_RATIO_LEVEL, SV_GAP_LEVEL = 3.0, 1.0
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+def _budget(text: str) -> tuple[int, int]:
+    try:
+        n, l_ = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ConfigError(f"budgets: expected 'NxL' strings such as '12x4', got {text!r}") from None
+    if n < 1 or l_ < 1:
+        raise ConfigError(f"budgets: expected positive N and L, got {text!r}")
+    return n, l_
+
+
+@dataclass(frozen=True)
+class DiskConfig(Preset):
+    """Settings of the reproduction.
+
+    Args:
+        seeds: seeds of the random methods (SS, random init, annealing, focal plane).
+        radius: circumradius R of the shape targets (grid 2R+1); Gaussians use max(R, ⌈4σ⌉).
+        targets: target names (:func:`optzoo.imaging.problems.target_names`).
+        budgets: tap budgets "NxL" (N taps per layer, L layers).
+        steps: DISK's Adam steps (lr 1e-3 → 1e-4 linear).
+        sa_steps: annealing steps per chain; sa_chains: its parallel chains.
+        photos: scikit-image photos of the image-domain test; photo_size: central crop side
+            (0 = whole photo).
+        max_rank: low-rank ranks 1..max_rank.
+        sv_radii: radii of the spatially varying reference (dense blend) and per-radius fits.
+        sv_anchor_every: the interpolated set keeps every k-th of those radii (ends included).
+        sv_r_min / sv_r_max: defocus radius range (px).
+        sv_downscale: block-average factor of the motorcycle image; sv_steps: Adam steps per
+            basis; sv_budget: "NxL" of the bases.
+    """
+
+    seeds: int = 3
+    radius: int = 16
+    targets: tuple[str, ...] = ("gauss5", "disc", "ring", "heart", "star4", "coma")
+    budgets: tuple[str, ...] = ("12x4",)
+    steps: int = 1000
+    sa_steps: int = 1000
+    sa_chains: int = 10
+    photos: tuple[str, ...] = PHOTOS
+    photo_size: int = 128
+    max_rank: int = 8
+    sv_radii: int = 10
+    sv_anchor_every: int = 3
+    sv_r_min: float = 1.5
+    sv_r_max: float = 8.0
+    sv_downscale: int = 4
+    sv_steps: int = 500
+    sv_budget: str = "12x4"
+
+    def validate(self) -> None:
+        super().validate()
+        if self.radius < 4:
+            raise ConfigError(f"radius: expected >= 4, got {self.radius}")
+        known = target_names(self.radius)
+        bad = [t for t in self.targets if t not in known]
+        if bad or not self.targets:
+            raise ConfigError(f"targets: expected names from {known}, got {self.targets}")
+        if not self.budgets:
+            raise ConfigError("budgets: expected at least one 'NxL'")
+        for b in (*self.budgets, self.sv_budget):
+            _budget(b)
+        bad = [p for p in self.photos if p not in PHOTOS]
+        if bad or not self.photos:
+            raise ConfigError(f"photos: expected names from {PHOTOS}, got {self.photos}")
+        if self.photo_size != 0 and not 32 <= self.photo_size <= 300:
+            raise ConfigError(f"photo_size: expected 0 or 32..300, got {self.photo_size}")
+        for name in ("steps", "sa_steps", "sa_chains", "max_rank", "sv_steps", "sv_downscale"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name}: expected >= 1, got {getattr(self, name)}")
+        if self.sv_radii < 3 or self.sv_anchor_every < 2:
+            raise ConfigError(f"sv_radii, sv_anchor_every: expected >= 3 and >= 2, got "
+                              f"{self.sv_radii}, {self.sv_anchor_every}")
+        if (self.sv_radii - 1) % self.sv_anchor_every:
+            raise ConfigError(f"sv_anchor_every: expected a divisor of sv_radii - 1 = "
+                              f"{self.sv_radii - 1} (so the last radius is an anchor), got "
+                              f"{self.sv_anchor_every}")
+        if not 1.0 <= self.sv_r_min < self.sv_r_max:
+            raise ConfigError(f"sv_r_min, sv_r_max: expected 1 <= r_min < r_max, got "
+                              f"{self.sv_r_min}, {self.sv_r_max}")
+
+
+PRESETS = {
+    "smoke": DiskConfig(seeds=1, radius=6, targets=("disc", "heart"), steps=30, sa_steps=20,
+                        sa_chains=4, photos=("camera",), photo_size=48, max_rank=3, sv_radii=4,
+                        sv_anchor_every=3, sv_r_min=1.5, sv_r_max=3.0, sv_downscale=10,
+                        sv_steps=20, sv_budget="6x2"),
+    "quick": DiskConfig(),
+    # full: the paper's grid also has 8x6 and 32x4 (``--set budgets=8x6,12x4,24x4,32x4``); two
+    # budgets keep the full run near 20 CPU minutes on 2 cores
+    "full": DiskConfig(seeds=5, radius=24, targets=target_names(24),
+                       budgets=("12x4", "24x4"), photo_size=0, sv_radii=16,
+                       sv_anchor_every=5, sv_r_min=2.0, sv_r_max=12.0, sv_downscale=2,
+                       sv_steps=1000),
+}
+
+
+def trials(cfg: DiskConfig) -> list[Trial]:
+    common = {"radius": cfg.radius, "photos": list(cfg.photos), "photo_size": cfg.photo_size}
+    out = []
+    for budget in cfg.budgets:
+        for target in cfg.targets:
+            p = {**common, "target": target, "budget": budget, "steps": cfg.steps}
+            out.append(Trial("disk_ir", target, 0, p))
+            for s in range(cfg.seeds):
+                out.append(Trial("disk_ss", target, s, p))
+                out.append(Trial("disk_random", target, s, p))
+                out.append(Trial("sa_ss", target, s, {**p, "sa_steps": cfg.sa_steps,
+                                                      "sa_chains": cfg.sa_chains}))
+    for target in cfg.targets:
+        out.append(Trial("lowrank", target, 0, {**common, "target": target,
+                                                "max_rank": cfg.max_rank}))
+    sv = {k: getattr(cfg, k) for k in ("sv_radii", "sv_anchor_every", "sv_r_min", "sv_r_max",
+                                       "sv_downscale", "sv_steps", "sv_budget")}
+    for variant in SV_VARIANTS:
+        out += [Trial(f"sv_{variant}", "motorcycle", s, sv) for s in range(cfg.seeds)]
+    return out
+
+
+# -- one trial ---------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=64)
+def _target(name: str, radius: int) -> np.ndarray:
+    return target_kernel(name, radius)
+
+
+@functools.lru_cache(maxsize=8)
+def _photo(name: str, size: int) -> np.ndarray:
+    return photo(name, size or None)
+
+
+@functools.lru_cache(maxsize=64)
+def _reference(target: str, radius: int, name: str, size: int) -> np.ndarray:
+    return dense_filter(_photo(name, size), _target(target, radius))
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB of images in [0, 1] (peak 1)."""
+    mse = float(np.mean((np.asarray(a) - np.asarray(b)) ** 2))
+    return 10 * math.log10(1.0 / max(mse, 1e-300))
+
+
+def _image_psnr(p: dict, filt) -> float:
+    vals = [psnr(filt(_photo(n, int(p["photo_size"]))),
+                 _reference(p["target"], int(p["radius"]), n, int(p["photo_size"])))
+            for n in p["photos"]]
+    return float(np.mean(vals))
+
+
+def _run_fit(trial: Trial) -> dict:
+    p = trial.params
+    target = _target(p["target"], int(p["radius"]))
+    n, n_layers = _budget(p["budget"])
+    seed = 1000 + trial.seed
+    if trial.method == "sa_ss":
+        res = anneal_sparse_kernel(target, n, n_layers, "ss", steps=int(p["sa_steps"]),
+                                   chains=int(p["sa_chains"]), seed=seed)
+        cplx, extra = res.complex, {"acceptance": res.acceptance, "evaluations": res.evaluations,
+                                    "final_loss": res.loss}
+    else:
+        init = trial.method.removeprefix("disk_")
+        res = fit_sparse_kernel(target, n, n_layers, init=init, steps=int(p["steps"]), seed=seed)
+        cplx, extra = res.complex, {"evaluations": int(p["steps"]), "final_loss": res.losses[-1]}
+    with torch.no_grad():
+        k = cplx.kernel().numpy()
+        err = kernel_errors(k, target)
+        layers = cplx.numpy_layers()
+        img = _image_psnr(p, lambda im: apply_sparse(im, layers))
+    return {"rel_l2": err["rel_l2"], "kernel_psnr": err["psnr"], "image_psnr": img,
+            "taps": cplx.taps, "kernel_side": int(target.shape[0]), **extra}
+
+
+def _run_lowrank(trial: Trial) -> dict:
+    p = trial.params
+    target = _target(p["target"], int(p["radius"]))
+    out: dict = {"kernel_side": int(target.shape[0])}
+    for r in range(1, int(p["max_rank"]) + 1):
+        lr = low_rank_decomposition(target, r)
+        err = kernel_errors(lr.kernel(), target)
+        out[f"kernel_psnr_r{r}"] = err["psnr"]
+        out[f"rel_l2_r{r}"] = err["rel_l2"]
+        out[f"image_psnr_r{r}"] = _image_psnr(p, lambda im, lr=lr: apply_low_rank(im, lr))
+        out[f"taps_r{r}"] = lr.taps
+    return out
+
+
+def _sv_radii(p: dict) -> np.ndarray:
+    return np.linspace(float(p["sv_r_min"]), float(p["sv_r_max"]), int(p["sv_radii"]))
+
+
+def _fit_chain(radii, n: int, n_layers: int, steps: int, warm: bool) -> list[SparseKernelComplex]:
+    """Complexes for the disc radii in order: from IR each (independent) or each warm-started
+    from the previous one with its offsets scaled by the radius ratio (warm)."""
+    out: list[SparseKernelComplex] = []
+    for i, r in enumerate(radii):
+        target = disc_kernel(float(r))
+        init: str | SparseKernelComplex = "ir"
+        if warm and out:
+            ratio = r / radii[i - 1]
+            o, w = zip(*out[-1].numpy_layers(), strict=True)
+            init = SparseKernelComplex([x * ratio for x in o], list(w),
+                                       scale=out[-1].scale * ratio)
+        out.append(fit_sparse_kernel(target, n, n_layers, init=init, steps=steps).complex)
+    return out
+
+
+def _blend(layers: list[np.ndarray], rmap: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Per pixel, linear blend of the images filtered at the two nearest radii."""
+    stack = np.stack(layers)
+    k, t = (v.numpy() for v in interpolation_weights(rmap, radii))
+    hi = np.minimum(k + 1, len(radii) - 1)
+    yy, xx = np.indices(rmap.shape)
+    return (1 - t)[..., None] * stack[k, yy, xx] + t[..., None] * stack[hi, yy, xx]
+
+
+def _run_sv(trial: Trial) -> dict:
+    p = trial.params
+    warm = trial.method == "sv_warm"
+    n, n_layers = _budget(p["sv_budget"])
+    steps, every = int(p["sv_steps"]), int(p["sv_anchor_every"])
+    radii = _sv_radii(p)
+    anchor_idx = list(range(0, len(radii), every))
+    fitted = _fit_chain(radii, n, n_layers, steps, warm)
+    anchors = [fitted[i] for i in anchor_idx] if not warm else \
+        _fit_chain(radii[anchor_idx], n, n_layers, steps, warm=True)
+    out: dict = {"taps": fitted[0].taps}
+    gaps = []
+    for i, r in enumerate(radii):
+        target = disc_kernel(float(r))
+        with torch.no_grad():
+            e_fit = kernel_errors(fitted[i].kernel(), target)["psnr"]
+            e_int = kernel_errors(interpolate_complex(anchors, radii[anchor_idx], r).kernel(),
+                                  target)["psnr"]
+        out[f"fit_psnr_{i:02d}"], out[f"interp_psnr_{i:02d}"] = e_fit, e_int
+        if i not in anchor_idx:
+            gaps.append(e_fit - e_int)
+    out["kernel_gap"] = float(np.mean(gaps))
+    focus = 0.3 + 0.4 * float(np.random.default_rng(2000 + trial.seed).random())
+    img, rmap = motorcycle_defocus(float(p["sv_r_min"]), float(p["sv_r_max"]), focus,
+                                   int(p["sv_downscale"]))
+    ref = _blend([dense_filter(img, disc_kernel(float(r))) for r in radii], rmap, radii)
+    with torch.no_grad():
+        sv_fit = apply_spatially_varying(img, fitted, radii, rmap)
+        sv_int = apply_spatially_varying(img, anchors, radii[anchor_idx], rmap)
+    out.update({"focus_quantile": focus, "image_psnr_fitted": psnr(sv_fit, ref),
+                "image_psnr_interp": psnr(sv_int, ref)})
+    out["image_gap"] = out["image_psnr_fitted"] - out["image_psnr_interp"]
+    # baseline of the brief: the same blend with rank-2 separable layers instead of dense ones
+    lr_img = _blend([apply_low_rank(img, low_rank_decomposition(disc_kernel(float(r)), 2))
+                     for r in radii], rmap, radii)
+    out["image_psnr_lowrank2_blend"] = psnr(lr_img, ref)
+    out["taps_lowrank2_blend"] = int(sum(4 * disc_kernel(float(r)).shape[0] for r in radii))
+    out["taps_dense_blend"] = int(sum(disc_kernel(float(r)).size for r in radii))
+    return out
+
+
+def run_trial(trial: Trial, device: str) -> dict:
+    """One trial on the CPU (``device`` is ignored: fits are small, single-threaded)."""
+    del device
+    torch.set_num_threads(1)
+    if trial.method in FIT_METHODS:
+        return _run_fit(trial)
+    if trial.method == "lowrank":
+        return _run_lowrank(trial)
+    if trial.method.startswith("sv_"):
+        return _run_sv(trial)
+    raise ConfigError(f"trial.method: unknown {trial.method!r}")
+
+
+# -- summary -----------------------------------------------------------------------------------
+
+def _vals(rs: list[Result], key: str) -> list[float]:
+    return [float(r.metrics[key]) for r in rs if r.metrics.get(key) is not None]
+
+
+def _fmt(vals: list[float], digits: int = 4) -> str:
+    return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"
+
+
+def _by(results: list[Result], method: str, target: str, budget: str | None = None):
+    return sorted((r for r in results if r.trial.method == method and r.trial.problem == target
+                   and (budget is None or r.trial.params.get("budget") == budget)),
+                  key=lambda r: r.trial.seed)
+
+
+def _seconds(rs: list[Result]) -> list[float]:
+    return [float(r.meta["seconds"]) for r in rs if "seconds" in r.meta]
+
+
+def _ci_below(vals: list[float], level: float = 0.0) -> bool:
+    if len(vals) < 2:
+        return False
+    m, h = mean_ci(vals)
+    return bool(math.isfinite(h) and m + h < level)
+
+
+def _cost_ratio(results, cfg, target, budget) -> tuple[float, str]:
+    lr = _by(results, "lowrank", target)
+    disk = _vals(_by(results, "disk_ss", target, budget), "image_psnr")
+    if not lr or not disk:
+        return math.nan, "—"
+    n, n_layers = _budget(budget)
+    m = int(lr[0].metrics["kernel_side"])
+    level = float(np.mean(disk))
+    for r in range(1, cfg.max_rank + 1):
+        if float(lr[0].metrics[f"image_psnr_r{r}"]) >= level:
+            return 2 * r * m / (n * n_layers), f"r*={r}"
+    return 2 * cfg.max_rank * m / (n * n_layers), f"r*>{cfg.max_rank}"
+
+
+def summarize(results: list[Result], cfg: DiskConfig, outdir: Path) -> Summary:
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    tables, claims = [], []
+    budget = cfg.budgets[0]
+    for b in cfg.budgets:
+        rows = []
+        for target in cfg.targets:
+            for m in FIT_METHODS:
+                rs = _by(results, m, target, b)
+                if rs:
+                    rows.append([target, m, _fmt(_vals(rs, "rel_l2")),
+                                 _fmt(_vals(rs, "kernel_psnr")), _fmt(_vals(rs, "image_psnr")),
+                                 int(rs[0].metrics["taps"]), _fmt(_seconds(rs), 3), len(rs)])
+        tables.append(Table(
+            title=f"Kernel fits at budget {b} (N×L): kernel relative L2, kernel PSNR (dB vs "
+                  f"peak), image PSNR (dB, mean over {len(cfg.photos)} photos vs dense FFT), "
+                  "taps per pixel, trial seconds (runner wall time); mean ± 95% CI over seeds",
+            columns=["target", "method", "rel L2", "kernel PSNR", "image PSNR", "taps",
+                     "seconds", "n"], rows=rows))
+    lr_rows = []
+    for target in cfg.targets:
+        lr = _by(results, "lowrank", target)
+        if lr:
+            met = lr[0].metrics
+            ratio, rstar = _cost_ratio(results, cfg, target, budget)
+            lr_rows.append([target, int(met["kernel_side"])]
+                           + [f"{float(met[f'image_psnr_r{r}']):.2f}"
+                              for r in range(1, cfg.max_rank + 1)]
+                           + [_fmt(_vals(_by(results, "disk_ss", target, budget), "image_psnr")),
+                              rstar, f"{ratio:.2f}"])
+    tables.append(Table(
+        title=f"Low rank (SVD, 2·r·M taps) vs DISK {budget} image PSNR (dB); r* = smallest rank "
+              "reaching DISK's PSNR; cost ratio = 2·r*·M / (N·L)",
+        columns=["target", "M", *[f"r={r}" for r in range(1, cfg.max_rank + 1)],
+                 f"DISK {budget}", "r*", "cost ratio"], rows=lr_rows))
+    sv_rows = []
+    for v in SV_VARIANTS:
+        rs = sorted((r for r in results if r.trial.method == f"sv_{v}"),
+                    key=lambda r: r.trial.seed)
+        if rs:
+            sv_rows.append([v, _fmt(_vals(rs, "kernel_gap")), _fmt(_vals(rs, "image_psnr_fitted")),
+                            _fmt(_vals(rs, "image_psnr_interp")), _fmt(_vals(rs, "image_gap")),
+                            _fmt(_vals(rs, "image_psnr_lowrank2_blend")),
+                            int(rs[0].metrics["taps"]),
+                            int(rs[0].metrics["taps_lowrank2_blend"]),
+                            int(rs[0].metrics["taps_dense_blend"]), len(rs)])
+    tables.append(Table(
+        title=f"Spatially varying defocus on motorcycle_left (1/{cfg.sv_downscale} scale), "
+              f"{cfg.sv_radii} radii in [{cfg.sv_r_min}, {cfg.sv_r_max}] px, anchors every "
+              f"{cfg.sv_anchor_every}-th radius; gaps = fitted − interpolated (dB); PSNR vs the "
+              "dense blend; taps per pixel (DISK, rank-2 blend of all radii, dense blend)",
+        columns=["bases", "kernel gap", "image PSNR fitted", "image PSNR interp", "image gap",
+                 "rank-2 blend PSNR", "DISK taps", "rank-2 blend taps", "dense blend taps", "n"],
+        rows=sv_rows))
+    claims = [_claim_a(results, cfg, budget), _claim_b(results, cfg, budget),
+              _claim_c(results, cfg, budget), _claim_d(results)]
+    figures = [_plot_fits(results, cfg, budget, outdir / "kernel_fits.png"),
+               _plot_sv(results, cfg, outdir / "interpolation.png")]
+    return Summary(tables=tables, figures=figures, claims=claims, notes=_notes(cfg))
+
+
+def _non_convex(cfg: DiskConfig) -> list[str]:
+    return [t for t in cfg.targets if t in NON_CONVEX]
+
+
+def _claim_a(results, cfg, budget) -> Claim:
+    nc = _non_convex(cfg)
+    parts, ok = [], bool(nc)
+    for t in cfg.targets:
+        d = _vals(_by(results, "disk_ss", t, budget), "rel_l2")
+        s = _vals(_by(results, "sa_ss", t, budget), "rel_l2")
+        if d and s:
+            parts.append(f"{t}: {np.mean(d):.3g} vs {np.mean(s):.3g}")
+            if t in nc:
+                ok &= float(np.mean(d)) < float(np.mean(s))
+        elif t in nc:
+            ok = False
+    ds = _seconds([r for r in results if r.trial.method == "disk_ss"])
+    ss = _seconds([r for r in results if r.trial.method == "sa_ss"])
+    if ds and ss:
+        time_note = f"mean trial seconds DISK {np.mean(ds):.3g} vs annealing {np.mean(ss):.3g}"
+        ok &= float(np.mean(ds)) <= float(np.mean(ss))
+    else:
+        time_note = "trial wall times unavailable: only the error condition was checked"
+    return Claim(
+        text=f"(a) At equal taps ({budget}) DISK reaches a lower kernel error than the PST-style "
+             f"annealing search ({cfg.sa_chains} chains × {cfg.sa_steps} steps, same SS start "
+             "and loss) on every non-convex target, in no more wall time.",
+        evidence=f"mean rel-L2 DISK vs annealing — {'; '.join(parts)}; {time_note}; "
+                 f"non-convex: {nc}",
+        held=bool(ok))
+
+
+def _claim_b(results, cfg, budget) -> Claim:
+    ratios = {t: _cost_ratio(results, cfg, t, budget) for t in cfg.targets}
+    vals = [v for v, _ in ratios.values() if math.isfinite(v)]
+    med = float(np.median(vals)) if vals else math.nan
+    ev = "; ".join(f"{t}: {v:.2f} ({r})" for t, (v, r) in ratios.items())
+    return Claim(
+        text=f"(b) DISK matches low-rank image quality at several times fewer multiply-adds: the "
+             f"median over targets of the cost ratio 2·r*·M/(N·L) is ≥ {COST_RATIO_LEVEL:g}.",
+        evidence=f"median {med:.2f}; per target {ev}",
+        held=bool(vals) and med >= COST_RATIO_LEVEL)
+
+
+def _claim_c(results, cfg, budget) -> Claim:
+    ss_ir, ir_rand = [], []
+    for t in _non_convex(cfg):
+        ir = _vals(_by(results, "disk_ir", t, budget), "rel_l2")
+        if not ir:
+            continue
+        ss = {r.trial.seed: float(r.metrics["rel_l2"]) for r in _by(results, "disk_ss", t, budget)}
+        rnd = {r.trial.seed: float(r.metrics["rel_l2"])
+               for r in _by(results, "disk_random", t, budget)}
+        ss_ir += [v - ir[0] for v in ss.values()]
+        ir_rand += [ir[0] - v for v in rnd.values()]
+    return Claim(
+        text="(c) On non-convex targets the SS initialisation beats IR, which beats random "
+             "(paper Fig. 6): paired err(SS) − err(IR) and err(IR) − err(random) both have a "
+             "95% CI below 0.",
+        evidence=f"err(SS) − err(IR) = {_fmt(ss_ir)}; err(IR) − err(random) = {_fmt(ir_rand)} "
+                 f"(n = {len(ss_ir)} (target, seed) pairs)",
+        held=_ci_below(ss_ir) and _ci_below(ir_rand))
+
+
+def _claim_d(results) -> Claim:
+    parts, held = [], False
+    for v in SV_VARIANTS:
+        rs = [r for r in results if r.trial.method == f"sv_{v}"]
+        kg, ig = _vals(rs, "kernel_gap"), _vals(rs, "image_gap")
+        if kg:
+            parts.append(f"{v}: kernel gap {_fmt(kg)} dB, image gap {_fmt(ig)} dB")
+            if v == "independent":
+                held = float(np.mean(kg)) <= SV_GAP_LEVEL and float(np.mean(ig)) <= SV_GAP_LEVEL
+    return Claim(
+        text="(d) Complexes interpolated in filter space stay within about 1 dB of complexes "
+             "fitted per radius (bases fitted independently from IR, as in the paper): mean "
+             f"kernel-domain and image-domain PSNR gaps ≤ {SV_GAP_LEVEL:g} dB.",
+        evidence="; ".join(parts) or "no spatially varying trials",
+        held=bool(held))
+
+
+def _plot_fits(results, cfg, budget, path: Path) -> Figure:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4))
+    x = np.arange(len(cfg.targets))
+    width = 0.8 / len(FIT_METHODS)
+    for j, m in enumerate(FIT_METHODS):
+        for a, key in ((ax[0], "kernel_psnr"), (ax[1], "image_psnr")):
+            stats = [mean_ci(_vals(_by(results, m, t, budget), key))
+                     if _by(results, m, t, budget) else (math.nan, 0.0) for t in cfg.targets]
+            a.bar(x + j * width, [s[0] for s in stats], width,
+                  yerr=[s[1] if math.isfinite(s[1]) else 0.0 for s in stats], label=m)
+    for r in (1, 2, 3):
+        if r <= cfg.max_rank:
+            vals = [float(_by(results, "lowrank", t)[0].metrics[f"image_psnr_r{r}"])
+                    if _by(results, "lowrank", t) else math.nan for t in cfg.targets]
+            ax[1].plot(x + 0.4, vals, marker="_", ls="none", ms=14, label=f"low rank r={r}")
+    for a, name in ((ax[0], "kernel PSNR (dB)"), (ax[1], "image PSNR (dB)")):
+        a.set_xticks(x + 0.4, cfg.targets, rotation=30)
+        a.set_ylabel(name)
+    ax[1].legend(fontsize=7)
+    ax[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Figure(path=path, caption=f"Kernel-domain and image-domain PSNR per target at {budget}"
+                  " (mean ± 95% CI over seeds); low-rank ranks 1–3 as markers")
+
+
+def _plot_sv(results, cfg, path: Path) -> Figure:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    radii = np.linspace(cfg.sv_r_min, cfg.sv_r_max, cfg.sv_radii)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for v, style in zip(SV_VARIANTS, ("-", "--"), strict=True):
+        rs = [r for r in results if r.trial.method == f"sv_{v}"]
+        if not rs:
+            continue
+        for key, name in (("fit_psnr_", "fitted"), ("interp_psnr_", "interpolated")):
+            ys = [np.mean(_vals(rs, f"{key}{i:02d}")) for i in range(len(radii))]
+            ax.plot(radii, ys, style, marker="o" if name == "fitted" else "x",
+                    label=f"{v} {name}")
+    ax.set_xlabel("disc radius (px)")
+    ax.set_ylabel("kernel PSNR (dB)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Figure(path=path, caption="Kernel PSNR of complexes fitted at every radius vs "
+                  "interpolated between anchors (every "
+                  f"{cfg.sv_anchor_every}-th radius), mean over seeds")
+
+
+def _notes(cfg: DiskConfig) -> list[str]:
+    return [
+        f"Setting: shapes of circumradius {cfg.radius} px (grid {2 * cfg.radius + 1}), budgets "
+        f"{list(cfg.budgets)}, {cfg.steps} Adam steps (lr 1e-3 → 1e-4 linear, offsets learned in "
+        f"units of the target's support radius), Charbonnier η = {ETA_REL:g}·max K; photos "
+        f"{list(cfg.photos)} "
+        + (f"cropped to {cfg.photo_size}² px" if cfg.photo_size else "at full size")
+        + f"; {cfg.seeds} seed(s). The paper: 49–151 px kernels, 1000 steps, LPIPS/FLIP and "
+        "phone latency (not measured here; CPU time per megapixel is in benchmarks/"
+        "bench_imaging.py).",
+        f"Annealing baseline: parallel tempering + geometric cooling, {cfg.sa_chains} chains × "
+        f"{cfg.sa_steps} steps from the same SS start (the paper gives PST 10 chains × 10,000 "
+        "iterations, 100× DISK's steps).",
+        "Readings of the paper (module docstring of optzoo.imaging.sparse_kernel_decomposition): "
+        "bilinear taps, SS = Poisson-disk samples with spacing sqrt(S/(Nπ)) for layer 1 plus IR "
+        "layers of that radius, Δr = 2R/(L(L+1)), α linear between neighbouring radii.",
+        "Taps count a bilinear fetch as one (the paper's count); low rank costs 2·r·M; the SV "
+        "blends cost the sum over their radii.",
+        f"Spatially varying: motorcycle_left at 1/{cfg.sv_downscale} scale, invalid disparities "
+        "filled from the nearest valid pixel, radius linear in |disparity − focal disparity|; "
+        f"{cfg.sv_radii} radii (the brief: 16) with {cfg.sv_steps} steps per basis.",
+    ]
+
+
+REPRODUCTION = Reproduction(
+    slug=SLUG,
+    presets=PRESETS,
+    trials=trials,
+    run_trial=run_trial,
+    summarize=summarize,
+    description=(
+        "Wu, Cao & Huo (ICLR 2026) at CPU scale: analytic kernels (Gaussians, bokeh shapes, "
+        "heart, star, coma, motion) decomposed into 12×4 sparse taps by DISK (SS/IR/random "
+        "init) vs a PST-style parallel-tempering search and SVD low rank, scored in the kernel "
+        "domain and on scikit-image photos against dense FFT convolution; spatially varying "
+        "defocus on motorcycle_left from its disparity with filter-space interpolation of "
+        "complexes. Trials run on the CPU whatever --device says."),
+)

@@ -1,0 +1,395 @@
+"""Reference tests of DISK (sparse kernel complexes) and its baselines: exact equality with dense
+FFT convolution, impulse responses, offset gradients vs finite differences, the convolution
+convention, low-rank closed forms, the annealing loss, interpolation, and the reproduction."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+import scipy.ndimage
+import scipy.signal
+import torch
+
+from optzoo.errors import ConfigError
+from optzoo.experiment import Result
+from optzoo.imaging import (
+    SparseKernelComplex,
+    anneal_sparse_kernel,
+    apply_low_rank,
+    apply_sparse,
+    apply_spatially_varying,
+    charbonnier,
+    dense_filter,
+    fit_sparse_kernel,
+    interpolate_complex,
+    interpolation_weights,
+    kernel_errors,
+    low_rank_decomposition,
+    poisson_disk_samples,
+    radial_init,
+    splat,
+)
+from optzoo.imaging import sparse_kernel_decomposition as skd
+from optzoo.imaging.problems import (
+    disc_kernel,
+    gaussian_kernel,
+    motorcycle_defocus,
+    photo,
+    shape_kernel,
+    support_mask,
+    target_kernel,
+)
+from tests.conftest import REPO
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # tiny FFTs: threads only add contention on the shared CI cores
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _dense_as_taps(kernel: np.ndarray) -> SparseKernelComplex:
+    r = kernel.shape[0] // 2
+    ys, xs = np.mgrid[-r:r + 1, -r:r + 1]
+    return SparseKernelComplex([np.stack([ys.ravel(), xs.ravel()], 1).astype(float)],
+                               [kernel.ravel()])
+
+
+# -- exactness against dense convolution -------------------------------------------------------
+
+@pytest.mark.parametrize("channels", [None, 3])
+def test_one_tap_per_kernel_pixel_reproduces_fftconvolve(channels):
+    rng = np.random.default_rng(0)
+    kernel = rng.random((9, 9)) - 0.3  # asymmetric, signed: a flip or shift would show
+    shape = (23, 31) if channels is None else (23, 31, channels)
+    img = rng.random(shape)
+    c = _dense_as_taps(kernel)
+    got = apply_sparse(img, c.layers())
+    r = 4
+    pad = [(r, r), (r, r)] + ([(0, 0)] if channels else [])
+    k = kernel if channels is None else kernel[:, :, None]
+    want = scipy.signal.fftconvolve(np.pad(img, pad, mode="reflect"), k, mode="valid",
+                                    axes=(0, 1))
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    np.testing.assert_allclose(c.kernel(r).detach().numpy(), kernel, atol=1e-14)
+
+
+def test_dense_filter_matches_scipy_ndimage_mirror_convolution():
+    rng = np.random.default_rng(1)
+    img, kernel = rng.random((20, 17)), rng.random((7, 7))
+    # numpy's "reflect" padding is scipy.ndimage's "mirror" mode
+    want = scipy.ndimage.convolve(img, kernel, mode="mirror")
+    np.testing.assert_allclose(dense_filter(img, kernel), want, atol=1e-12)
+
+
+def test_multilayer_subpixel_complex_equals_dense_filter_with_its_impulse_response():
+    rng = np.random.default_rng(2)
+    offs = [rng.uniform(-3.7, 3.7, (5, 2)) for _ in range(3)]
+    wts = [rng.uniform(-0.2, 0.6, 5) for _ in range(3)]
+    c = SparseKernelComplex(offs, wts)
+    img = rng.random((40, 45, 3))
+    k = c.kernel().detach().numpy()
+    np.testing.assert_allclose(apply_sparse(img, c.layers()), dense_filter(img, k), atol=1e-12)
+
+
+def test_impulse_response_is_the_filter_run_on_a_dirac_image():
+    rng = np.random.default_rng(3)
+    c = SparseKernelComplex([rng.uniform(-2.5, 2.5, (4, 2)) for _ in range(3)],
+                            [rng.uniform(0.1, 0.4, 4) for _ in range(3)])
+    reach = c.reach()
+    n = 4 * reach + 1
+    delta = np.zeros((n, n))
+    delta[n // 2, n // 2] = 1.0
+    out = apply_sparse(delta, c.layers())
+    # interior of the canvas only: reflect padding must not reach the response
+    k = out[n // 2 - reach:n // 2 + reach + 1, n // 2 - reach:n // 2 + reach + 1]
+    np.testing.assert_allclose(k, c.kernel().detach().numpy(), atol=1e-14)
+    # mass of a cascade = product of the layers' weight sums
+    assert out.sum() == pytest.approx(math.prod(float(w.detach().sum()) for w in c.w), rel=1e-12)
+
+
+def test_compose_equals_scipy_full_convolution_and_its_gradient_checks():
+    rng = np.random.default_rng(4)
+    ks = [rng.random((n, n)) for n in (3, 1, 5)]
+    got = skd.compose([torch.tensor(k) for k in ks]).numpy()
+    want = scipy.signal.convolve(scipy.signal.convolve(ks[0], ks[1]), ks[2])
+    np.testing.assert_allclose(got, want, atol=1e-13)
+    ts = [torch.tensor(k, requires_grad=True) for k in ks]
+    assert torch.autograd.gradcheck(lambda *k: skd.compose(list(k)), ts)
+
+
+# -- convention and bilinear taps --------------------------------------------------------------
+
+def test_convolution_convention_a_tap_at_plus_one_column_shifts_the_image_right():
+    img = np.arange(60, dtype=float).reshape(6, 10)
+    out = apply_sparse(img, [(np.array([[0.0, 1.0]]), np.array([1.0]))])
+    np.testing.assert_allclose(out[:, 1:], img[:, :-1])
+    np.testing.assert_allclose(out[:, 0], img[:, 1])  # reflect border: I(-1) = I(1)
+
+
+def test_splat_of_a_half_pixel_tap_is_the_bilinear_closed_form():
+    k = splat(torch.tensor([[0.5, -0.25]], dtype=torch.float64), torch.tensor([2.0],
+                                                                            dtype=torch.float64), 2)
+    want = np.zeros((5, 5))
+    # (dy, dx) = (0.5, -0.25): rows 2, 3 with 0.5 each; columns 1, 2 with 0.25, 0.75
+    for r, wr in ((2, 0.5), (3, 0.5)):
+        for col, wc in ((1, 0.25), (2, 0.75)):
+            want[r, col] = 2.0 * wr * wc
+    np.testing.assert_allclose(k.numpy(), want, atol=1e-15)
+    with pytest.raises(ValueError, match="offsets"):
+        splat(torch.tensor([[3.0, 0.0]], dtype=torch.float64), torch.ones(1, dtype=torch.float64),
+              2)
+
+
+def test_offset_gradients_of_the_image_filter_match_finite_differences():
+    rng = np.random.default_rng(5)
+    img = torch.tensor(rng.random((14, 16)))
+    weights = [torch.tensor(rng.uniform(0.2, 0.5, 3)) for _ in range(2)]
+    offs0 = [rng.uniform(-2.4, 2.4, (3, 2)) for _ in range(2)]
+    probe = torch.tensor(rng.standard_normal((14, 16)))
+
+    def f(o1, o2):
+        return (apply_sparse(img, [(o1, weights[0]), (o2, weights[1])]) * probe).sum()
+
+    args = [torch.tensor(o, requires_grad=True) for o in offs0]
+    assert torch.autograd.gradcheck(f, args, eps=1e-7, atol=1e-6)
+
+
+def test_offset_gradients_of_the_charbonnier_loss_match_finite_differences():
+    rng = np.random.default_rng(6)
+    target = torch.tensor(disc_kernel(3.0, 5))
+    w = [torch.tensor(rng.uniform(0.1, 0.3, 4)) for _ in range(2)]
+
+    def loss(o1, o2):
+        k = skd.compose([splat(o1, w[0], 3), splat(o2, w[1], 3)])
+        return charbonnier(k, target, 1e-3)
+
+    args = [torch.tensor(rng.uniform(-1.8, 1.8, (4, 2)), requires_grad=True) for _ in range(2)]
+    assert torch.autograd.gradcheck(loss, args, eps=1e-7, atol=1e-6)
+
+
+def test_float32_torch_input_keeps_dtype_and_type():
+    x = torch.rand(12, 12, 3)
+    out = apply_sparse(x, [(np.array([[0.3, -0.6]]), np.array([1.0]))])
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32 and out.shape == x.shape
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="offsets"):
+        SparseKernelComplex([np.zeros((3, 3))], [np.zeros(3)])
+    with pytest.raises(ValueError, match="image"):
+        apply_sparse(np.zeros(5), [(np.zeros((1, 2)), np.ones(1))])
+    with pytest.raises(ValueError, match="image"):  # reach larger than the image
+        apply_sparse(np.zeros((4, 4)), [(np.array([[6.0, 0.0]]), np.ones(1))])
+    with pytest.raises(ValueError, match="target"):
+        fit_sparse_kernel(np.ones((4, 4)), 2, 2)
+    with pytest.raises(ValueError, match="init"):
+        fit_sparse_kernel(disc_kernel(3.0), 2, 2, init="zeros")
+    with pytest.raises(ValueError, match="rank"):
+        low_rank_decomposition(np.ones((5, 5)), 6)
+    with pytest.raises(ValueError, match="anchors"):
+        interpolation_weights([1.0], [2.0, 1.0])
+
+
+# -- initialisations and fitting ---------------------------------------------------------------
+
+def test_radial_init_matches_eq6_and_its_composite_radius_is_r():
+    offs, wts = radial_init(8, 4, 20.0)
+    radii = [float(np.hypot(*o.T).mean()) for o in offs]
+    np.testing.assert_allclose(radii, [2.0, 4.0, 6.0, 8.0])  # Δr = 2·20/(4·5)
+    assert sum(radii) == pytest.approx(20.0)
+    np.testing.assert_allclose(offs[0][2], [2.0, 0.0], atol=1e-12)  # θ = π/2 → (dy, dx)=(r, 0)
+    assert all(np.allclose(w, 1 / 8) for w in wts)
+
+
+def test_poisson_disk_samples_lie_in_the_support_and_keep_their_spacing():
+    mask = support_mask(shape_kernel("ring", 20))
+    pts, r = poisson_disk_samples(mask, 12, np.random.default_rng(0))
+    assert r == pytest.approx(math.sqrt(mask.sum() / (12 * math.pi)))
+    idx = np.rint(pts + 20).astype(int)
+    assert mask[idx[:, 0], idx[:, 1]].all()
+    d = np.hypot(*(pts[:, None] - pts[None]).transpose(2, 0, 1))
+    assert d[~np.eye(12, dtype=bool)].min() >= r * 0.9 ** 3  # at most a few 10 % shrinks
+
+
+def test_fit_reduces_the_loss_and_is_deterministic():
+    target = shape_kernel("heart", 6)
+    a = fit_sparse_kernel(target, 6, 2, init="ss", steps=40, seed=3)
+    b = fit_sparse_kernel(target, 6, 2, init="ss", steps=40, seed=3)
+    assert a.losses[-1] < 0.8 * a.losses[0]
+    assert a.losses == b.losses
+    err = kernel_errors(a.complex.kernel(), target)
+    assert 0 < err["rel_l2"] < 1 and math.isfinite(err["psnr"])
+
+
+def test_kernel_errors_closed_form():
+    t = np.zeros((3, 3))
+    t[1, 1] = 1.0
+    a = np.zeros((5, 5))
+    a[2, 2], a[0, 0] = 0.5, 0.5  # half the mass moved outside the target grid
+    e = kernel_errors(a, t)
+    assert e["rel_l2"] == pytest.approx(math.sqrt(0.5))
+    assert e["psnr"] == pytest.approx(10 * math.log10(1 / (0.5 / 9)))
+
+
+# -- annealing baseline ------------------------------------------------------------------------
+
+def test_annealing_loss_is_the_charbonnier_of_its_returned_complex():
+    target = shape_kernel("star4", 6)
+    eta = 1e-2 * target.max()
+    res = anneal_sparse_kernel(target, 5, 2, "ir", steps=60, chains=3, seed=1)
+    direct = charbonnier(res.complex.kernel(), torch.tensor(target), eta).item()
+    # the circular grid holds extra zero pixels: each adds exactly η to the sum
+    size_floor = res.loss - direct
+    assert size_floor >= 0 and (size_floor / eta) == pytest.approx(round(size_floor / eta),
+                                                                   abs=1e-6)
+    assert res.best_losses[-1] <= res.best_losses[0]
+    again = anneal_sparse_kernel(target, 5, 2, "ir", steps=60, chains=3, seed=1)
+    assert again.loss == res.loss and res.evaluations == 180
+
+
+# -- low rank ----------------------------------------------------------------------------------
+
+def test_low_rank_closed_forms():
+    g = gaussian_kernel(2.0, 6)
+    one = low_rank_decomposition(g, 1)
+    np.testing.assert_allclose(one.kernel(), g, atol=1e-15)  # a Gaussian is separable
+    assert one.taps == 2 * 13
+    k = shape_kernel("heart", 6)
+    s = np.linalg.svd(k, compute_uv=False)
+    two = low_rank_decomposition(k, 2)
+    assert np.linalg.norm(two.kernel() - k) == pytest.approx(np.sqrt((s[2:] ** 2).sum()))
+    img = np.random.default_rng(0).random((30, 26, 3))
+    np.testing.assert_allclose(apply_low_rank(img, two), dense_filter(img, two.kernel()),
+                               atol=1e-12)
+
+
+# -- interpolation / spatially varying ---------------------------------------------------------
+
+def test_interpolation_weights_closed_form():
+    k, t = interpolation_weights(np.array([0.5, 1.0, 2.5, 3.0, 9.0]), [1.0, 2.0, 3.0])
+    assert k.tolist() == [0, 0, 1, 1, 1]
+    np.testing.assert_allclose(t.numpy(), [0.0, 0.0, 0.5, 1.0, 1.0])
+
+
+def _two_bases():
+    rng = np.random.default_rng(7)
+    mk = lambda s: SparseKernelComplex(  # noqa: E731
+        [rng.uniform(-s, s, (3, 2)) for _ in range(2)], [rng.uniform(0.2, 0.4, 3)
+                                                         for _ in range(2)])
+    return [mk(1.5), mk(3.0)]
+
+
+def test_spatially_varying_filter_with_a_constant_map_equals_the_interpolated_complex():
+    bases = _two_bases()
+    img = np.random.default_rng(8).random((20, 24, 3))
+    pmap = np.full((20, 24), 2.75)  # α = (0.25, 0.75) between anchors 2 and 3
+    mid = interpolate_complex(bases, [2.0, 3.0], 2.75)
+    np.testing.assert_allclose(apply_spatially_varying(img, bases, [2.0, 3.0], pmap),
+                               apply_sparse(img, mid.layers()), atol=1e-12)
+    o0, o1 = bases[0].layers()[1][0], bases[1].layers()[1][0]
+    np.testing.assert_allclose(mid.layers()[1][0].detach(), 0.25 * o0.detach()
+                               + 0.75 * o1.detach(), atol=1e-12)
+
+
+def test_spatially_varying_filter_is_per_pixel_one_basis_or_the_other():
+    bases = _two_bases()
+    img = np.random.default_rng(9).random((22, 60))
+    pmap = np.full((22, 60), 2.0)
+    pmap[:, 30:] = 3.0
+    out = apply_spatially_varying(img, bases, [2.0, 3.0], pmap)
+    left, right = (apply_sparse(img, b.layers()) for b in bases)
+    m = bases[0].reach() + bases[1].reach()
+    # away from the seam (a pass reads neighbours filtered with the other basis) it is exact
+    assert 30 - m > 0
+    np.testing.assert_allclose(out[:, :30 - m], left[:, :30 - m], atol=1e-12)
+    np.testing.assert_allclose(out[:, 30 + m:], right[:, 30 + m:], atol=1e-12)
+    assert not np.allclose(out[:, 30 - m:30 + m], left[:, 30 - m:30 + m])
+
+
+# -- problems ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["gauss5", "disc", "ring", "square", "hexagon", "heart",
+                                  "star4", "coma", "motion"])
+def test_targets_are_unit_sum_nonnegative_and_odd(name):
+    k = target_kernel(name, 12)
+    assert k.shape[0] % 2 == 1 and k.shape[0] == k.shape[1]
+    assert k.min() >= 0 and k.sum() == pytest.approx(1.0)
+
+
+def test_disc_area_and_symmetries():
+    k = shape_kernel("disc", 20)
+    peak = k.max()
+    assert (k / peak).sum() == pytest.approx(math.pi * 19.5 ** 2, rel=2e-3)
+    np.testing.assert_allclose(k, k.T, atol=1e-15)
+    heart = shape_kernel("heart", 20)
+    np.testing.assert_allclose(heart, heart[:, ::-1], atol=1e-15)  # mirror symmetric
+    assert heart[:20].sum() > heart[21:].sum()  # lobes on top (y down)
+
+
+def test_photos_and_motorcycle_load_offline():
+    cam = photo("camera", 64)
+    assert cam.shape == (64, 64) and 0 <= cam.min() and cam.max() <= 1
+    img, rmap = motorcycle_defocus(2.0, 10.0, 0.5, downscale=8)
+    assert img.shape[:2] == rmap.shape and img.shape[2] == 3
+    assert rmap.min() == pytest.approx(2.0, abs=0.5) and rmap.max() == pytest.approx(10.0)
+    assert np.isfinite(rmap).all()
+
+
+# -- reproduction ------------------------------------------------------------------------------
+
+def test_presets_follow_the_contract_and_validate():
+    from optzoo.imaging.reproduce.sparse_kernel_decomposition import REPRODUCTION, DiskConfig
+
+    assert REPRODUCTION.slug == "sparse-kernel-decomposition"
+    assert REPRODUCTION.presets["quick"].seeds >= 3 and REPRODUCTION.presets["full"].seeds >= 5
+    for cfg in REPRODUCTION.presets.values():
+        ts = REPRODUCTION.trials(cfg)
+        assert len({t.key(REPRODUCTION.slug) for t in ts}) == len(ts)
+    with pytest.raises(ConfigError, match="targets"):
+        DiskConfig(targets=("blob",))
+    with pytest.raises(ConfigError, match="budgets"):
+        DiskConfig(budgets=("12by4",))
+    with pytest.raises(ConfigError, match="sv_anchor_every"):
+        dataclasses.replace(DiskConfig(), sv_anchor_every=4)
+
+
+def test_smoke_preset_runs_trials_and_reports_four_claims(tmp_path):
+    from optzoo.imaging.reproduce.sparse_kernel_decomposition import REPRODUCTION
+
+    cfg = REPRODUCTION.presets["smoke"]
+    trials = REPRODUCTION.trials(cfg)
+    results = [Result(trial=t, metrics=REPRODUCTION.run_trial(t, "cpu")) for t in trials]
+    assert REPRODUCTION.run_trial(trials[0], "cpu") == results[0].metrics
+    summary = REPRODUCTION.summarize(results, cfg, tmp_path)
+    assert [c.text[:3] for c in summary.claims] == ["(a)", "(b)", "(c)", "(d)"]
+    assert all(isinstance(c.held, bool) and c.evidence for c in summary.claims)
+    assert all(f.path.read_bytes()[:4] == b"\x89PNG" for f in summary.figures)
+    by = {(r.trial.method, r.trial.problem): r.metrics for r in results}
+    assert by[("disk_ss", "disc")]["taps"] == 48
+    # low rank at full rank is the kernel itself: its image PSNR is the largest
+    lr = by[("lowrank", "disc")]
+    assert lr["image_psnr_r3"] >= lr["image_psnr_r1"]
+
+
+# -- benchmark ---------------------------------------------------------------------------------
+
+def test_benchmark_rows_run_at_tiny_size(monkeypatch):
+    path = REPO / "benchmarks" / "bench_imaging.py"
+    spec = importlib.util.spec_from_file_location("_bench_imaging_tiny", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, value in (("RADIUS", 4), ("SIZE", 48), ("STEPS", 5), ("MAX_RANK", 3),
+                        ("BLOCKS", 1), ("REPEATS", 1), ("WARMUP", 0)):
+        monkeypatch.setattr(module, name, value)
+    for fn in module.BENCHMARKS:
+        row = fn()
+        assert {"name", "method", "peer", "method_s", "peer_s"} <= set(row)
+        assert row["method_s"] > 0 and row["peer_s"] > 0
