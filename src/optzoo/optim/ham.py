@@ -209,9 +209,26 @@ class HAM(ZooOptimizer):
                     for w, g in zip(ws, gw, strict=True):
                         e = torch.sign(w).mul_(g).mul_(a).add_(b).clamp_(-_CLAMP, _CLAMP)
                         w.mul_(e.exp_())
+            max_norm = group["max_weight_norm"]
+            if max_norm != float("inf") and params and self._use_foreach(group, params):
+                self._clip_foreach(params, max_norm)
+                max_norm = float("inf")  # done: only the masks are left
             for p in params:
-                self._clip_and_mask(p, group["max_weight_norm"])
+                self._clip_and_mask(p, max_norm)
         return loss
+
+    @staticmethod
+    def _clip_foreach(params: list[torch.Tensor], max_norm: float) -> None:
+        """The per-tensor norm clip of :meth:`_clip_and_mask` for a whole group at once."""
+        low = [p for p in params if p.dtype in (torch.float16, torch.bfloat16)]
+        if low:  # norms of half-precision tensors in float32, as the for-loop path does
+            norms = [torch.linalg.vector_norm(p, dtype=torch.float32) for p in params]
+        else:
+            norms = list(torch._foreach_norm(params))
+        torch._foreach_clamp_min_(norms, max_norm)
+        torch._foreach_reciprocal_(norms)
+        torch._foreach_mul_(norms, max_norm)
+        torch._foreach_mul_(params, [n.to(p.dtype) for n, p in zip(norms, params, strict=True)])
 
     @staticmethod
     def _mirror_foreach(ws, gs, a: float, b: float) -> None:
