@@ -142,9 +142,11 @@ def test_uses_scheduled_lr_and_add_param_group():
         HAM([v], base="lbfgs")
 
 
-def test_weight_norm_clip_matches_official_rule():
+@pytest.mark.parametrize("foreach", [False, True])
+def test_weight_norm_clip_matches_official_rule(foreach):
     w = torch.nn.Parameter(torch.full((2, 2), 10.0, dtype=torch.float64))
-    opt = HAM([w], base="sgd", lr=0.0, alpha=0.0, beta=0.0, max_weight_norm=4.0)
+    opt = HAM([w], base="sgd", lr=0.0, alpha=0.0, beta=0.0, max_weight_norm=4.0,
+              foreach=foreach)
     w.grad = torch.zeros_like(w)
     opt.step()  # ‖w‖ = 20 > 4: rescaled to norm 4
     assert torch.allclose(w.detach(), torch.full((2, 2), 2.0, dtype=torch.float64), rtol=1e-15)
