@@ -157,7 +157,8 @@ PAPERS: tuple[Paper, ...] = (
        "QE-NFN", "metanet", "XMiDpi2mWY"),
     _P("diversity-topk",
        "Gradient-Based Diversity Optimization with Differentiable Top-k Objective",
-       "DDT / MDR", "recsys", "cuzWopwoZG"),
+       "DDT / MDR", "recsys", "cuzWopwoZG",
+       "optzoo.recsys.reproduce.diversity_topk:REPRODUCTION"),
 )
 
 # Hidden cards: reproductions the engine's tests run end to end; not papers, never listed.

@@ -1,0 +1,59 @@
+"""Recommender systems: differentiable top-k diversity (DDRO) with MGDA-balanced direct tuning
+(DDT) and meta-diversity reweighting (MDR) of Zhou et al. (ICLR 2026, OpenReview cuzWopwoZG),
+the smooth-ranking operator, the MMR / DPP / fixed-β / ε-mixing baselines, MF and NeuMF
+backbones, MovieLens-100K and synthetic data, and top-k metrics."""
+
+from optzoo.recsys.data import (
+    RatingsData,
+    genre_jaccard,
+    load_movielens_100k,
+    load_ratings,
+    movielens_100k_dir,
+    synthetic_ratings,
+    temporal_split,
+)
+from optzoo.recsys.diversity_topk import (
+    DiversitySettings,
+    TrainSet,
+    ddro,
+    hard_topk_diversity,
+    mgda_beta,
+    pairwise_diversity,
+    relevance_loss,
+    score_all,
+    train,
+)
+from optzoo.recsys.dpp import dpp_rerank, greedy_map
+from optzoo.recsys.fixed_beta import fixed_beta_train
+from optzoo.recsys.metrics import (
+    catalogue_coverage,
+    evaluate,
+    exposure_gini,
+    genre_coverage,
+    gini,
+    ild,
+    ndcg_at_k,
+    recall_at_k,
+    relevance_share,
+    topk_lists,
+)
+from optzoo.recsys.mmr import mmr_rerank
+from optzoo.recsys.models import MatrixFactorization, NeuMF, make_backbone
+from optzoo.recsys.random_mix import epsilon_mix
+from optzoo.recsys.soft_rank import (
+    hard_rank,
+    permutahedron_projection,
+    soft_rank,
+    soft_topk_indicator,
+)
+
+__all__ = [
+    "DiversitySettings", "MatrixFactorization", "NeuMF", "RatingsData", "TrainSet",
+    "catalogue_coverage", "ddro", "dpp_rerank", "epsilon_mix", "evaluate", "exposure_gini",
+    "fixed_beta_train", "genre_coverage", "genre_jaccard", "gini", "greedy_map", "hard_rank",
+    "hard_topk_diversity", "ild", "load_movielens_100k", "load_ratings", "make_backbone",
+    "mgda_beta", "mmr_rerank", "movielens_100k_dir", "ndcg_at_k", "pairwise_diversity",
+    "permutahedron_projection", "recall_at_k", "relevance_loss", "relevance_share",
+    "score_all", "soft_rank", "soft_topk_indicator", "synthetic_ratings", "temporal_split",
+    "topk_lists", "train",
+]
