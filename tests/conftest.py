@@ -9,6 +9,12 @@ import pytest
 from hypothesis import settings
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Generated artefacts (model zoos, ground-truth tables) are cached per user; tests keep theirs
+# in a throw-away folder so they neither read a developer's cache nor leave files behind.
+if "OPTZOO_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["OPTZOO_CACHE"] = tempfile.mkdtemp(prefix="optzoo-test-cache-")
 
 # CI explores the same examples on every run, so a red build is reproducible; a local run
 # explores new ones each time.  No per-example deadline: CI machines are shared and slow.

@@ -1,0 +1,1 @@
+"""Reproductions of the ``metanet`` area's papers."""

@@ -1,0 +1,331 @@
+"""Tests of the metanet area: weight-space symmetries (functional identity), the metanetworks'
+invariances, QE-NFN's quasi-equivariance, the zoos, and the reproduction's smoke preset."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from optzoo.errors import ConfigError
+from optzoo.experiment import Result
+from optzoo.metanet import (
+    NPNFN,
+    FlatMLP,
+    MonomialLinear,
+    MonomialNFN,
+    QuasiEquivariantNFN,
+    Zoo,
+    apply_symmetry,
+    digit_grid,
+    network_forward,
+    random_symmetry,
+    relu_mlp_zoo,
+    siren_zoo,
+    split_indices,
+)
+from optzoo.metanet.zoo import adam_update
+
+WIDTHS = (64, 12, 10, 10)
+
+
+def _random_nets(widths, batch, seed, scale=0.5):
+    g = torch.Generator().manual_seed(seed)
+    w = [torch.randn(batch, b, a, generator=g, dtype=torch.float64) * scale
+         for a, b in zip(widths[:-1], widths[1:], strict=True)]
+    b = [torch.randn(batch, n, generator=g, dtype=torch.float64) * scale for n in widths[1:]]
+    return w, b
+
+
+def _dense_action(w, b, perms, scales):
+    """Slow reference: the action with explicit matrices D_l P_l (one network at a time)."""
+    out_w, out_b = [], []
+    L = len(w)
+    mats = []
+    for p, s in zip(perms, scales, strict=True):
+        n = p.shape[0]
+        pm = torch.zeros(n, n, dtype=torch.float64)
+        pm[torch.arange(n), p] = 1.0  # (P x)_i = x_{p(i)}
+        mats.append(torch.diag(s) @ pm)
+    for i in range(L):
+        left = mats[i] if i < L - 1 else torch.eye(w[i].shape[0], dtype=torch.float64)
+        right = (torch.linalg.inv(mats[i - 1]) if i > 0
+                 else torch.eye(w[i].shape[1], dtype=torch.float64))
+        out_w.append(left @ w[i] @ right)
+        out_b.append(left @ b[i])
+    return out_w, out_b
+
+
+# -- symmetries and functional identity -------------------------------------------------------
+
+def test_apply_symmetry_matches_explicit_matrices():
+    w, b = _random_nets(WIDTHS, 3, 0)
+    g = torch.Generator().manual_seed(1)
+    perms, scales = random_symmetry(WIDTHS, 3, "scale", g, (0.1, 10.0))
+    w2, b2 = apply_symmetry(w, b, perms, scales)
+    for k in range(3):
+        rw, rb = _dense_action([x[k] for x in w], [x[k] for x in b],
+                               [p[k] for p in perms], [s[k] for s in scales])
+        for a, r in zip(w2 + b2, rw + rb, strict=True):
+            torch.testing.assert_close(a[k], r, rtol=1e-12, atol=1e-12)
+    # channel features: the same element acts on every channel
+    wc = [x.unsqueeze(1).repeat(1, 2, 1, 1) * torch.tensor([1.0, -2.0]).view(1, 2, 1, 1)
+          for x in w]
+    bc = [x.unsqueeze(1).repeat(1, 2, 1) * torch.tensor([1.0, -2.0]).view(1, 2, 1) for x in b]
+    wc2, bc2 = apply_symmetry(wc, bc, perms, scales)
+    for a, r in zip(wc2 + bc2, w2 + b2, strict=True):
+        torch.testing.assert_close(a[:, 1], -2.0 * r)
+
+
+def test_network_forward_matches_torch_sequential():
+    w, b = _random_nets(WIDTHS, 2, 3)
+    x = torch.randn(7, WIDTHS[0], dtype=torch.float64)
+    for act, mod in (("relu", nn.ReLU), ("sin", None)):
+        out = network_forward(w, b, x, act)
+        for k in range(2):
+            layers = []
+            for i, (wi, bi) in enumerate(zip(w, b, strict=True)):
+                lin = nn.Linear(wi.shape[2], wi.shape[1]).double()
+                lin.weight.data, lin.bias.data = wi[k].clone(), bi[k].clone()
+                layers.append(lin)
+                if i < len(w) - 1:
+                    layers.append(mod() if mod else _Sin())
+            torch.testing.assert_close(out[k], nn.Sequential(*layers)(x))
+
+
+class _Sin(nn.Module):
+    def forward(self, x):
+        return torch.sin(x)
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 10_000), hi=st.sampled_from([10.0, 1e2, 1e4]))
+def test_relu_functional_identity_under_permutation_and_positive_scaling(seed, hi):
+    w, b = _random_nets(WIDTHS, 2, seed)
+    x = torch.rand(16, WIDTHS[0], dtype=torch.float64)
+    g = torch.Generator().manual_seed(seed)
+    perms, scales = random_symmetry(WIDTHS, 2, "scale", g, (1.0 / hi, hi))
+    w2, b2 = apply_symmetry(w, b, perms, scales)
+    o1, o2 = network_forward(w, b, x, "relu"), network_forward(w2, b2, x, "relu")
+    assert float((o1 - o2).abs().max() / o1.abs().max()) < 1e-10
+
+
+def test_sin_functional_identity_under_sign_flips_but_not_scaling():
+    w, b = _random_nets((2, 16, 16, 1), 4, 5, scale=1.0)
+    x = digit_grid()
+    g = torch.Generator().manual_seed(0)
+    perms, signs = random_symmetry((2, 16, 16, 1), 4, "sign", g)
+    assert set(torch.cat(signs).unique().tolist()) == {-1.0, 1.0}
+    w2, b2 = apply_symmetry(w, b, perms, signs)
+    torch.testing.assert_close(network_forward(w2, b2, x, "sin"), network_forward(w, b, x, "sin"),
+                               rtol=0, atol=1e-12)
+    # positive rescaling is *not* a symmetry of sin networks
+    perms, scales = random_symmetry((2, 16, 16, 1), 4, "scale", g, (0.5, 2.0))
+    w3, b3 = apply_symmetry(w, b, perms, scales)
+    assert float((network_forward(w3, b3, x, "sin") - network_forward(w, b, x, "sin"))
+                 .abs().max()) > 1e-2
+
+
+# -- metanetworks ------------------------------------------------------------------------------
+
+def _models():
+    torch.manual_seed(0)
+    w, b = _random_nets(WIDTHS, 6, 11)
+    return w, b, {"flat": FlatMLP(WIDTHS, hidden=32).fit_normalizer(w, b),
+                  "np": NPNFN(WIDTHS, channels=(4, 4), head_hidden=16),
+                  "monomial": MonomialNFN(WIDTHS, channels=(4, 4), head_hidden=16),
+                  "qe": QuasiEquivariantNFN(WIDTHS, channels=(4, 4), head_hidden=16)}
+
+
+def _max_change(model, w, b, w2, b2) -> float:
+    with torch.no_grad():
+        return float((model(w, b) - model(w2, b2)).abs().max())
+
+
+def test_invariances_of_the_metanetworks():
+    w, b, models = _models()
+    g = torch.Generator().manual_seed(2)
+    pp, ps = random_symmetry(WIDTHS, 6, "perm", g)
+    wp, bp = apply_symmetry(w, b, pp, ps)
+    sp, ss = random_symmetry(WIDTHS, 6, "scale", g, (1.0, 1e4), log_uniform=False)
+    wsc, bsc = apply_symmetry(w, b, sp, ss)
+    assert _max_change(models["flat"], w, b, wp, bp) > 1e-3
+    assert _max_change(models["np"], w, b, wp, bp) < 1e-10
+    assert _max_change(models["np"], w, b, wsc, bsc) > 1e-3
+    for name in ("monomial", "qe"):
+        with torch.no_grad():
+            ref = models[name](w, b).abs().max()
+        assert _max_change(models[name], w, b, wp, bp) < 1e-10
+        assert _max_change(models[name], w, b, wsc, bsc) <= 1e-5 * max(1.0, float(ref))
+
+
+def test_monomial_sign_group_invariance():
+    widths = (2, 8, 8, 1)
+    w, b = _random_nets(widths, 5, 4)
+    torch.manual_seed(0)
+    model = MonomialNFN(widths, out_dim=10, group="sign", channels=(4, 4), head_hidden=16)
+    g = torch.Generator().manual_seed(3)
+    perms, signs = random_symmetry(widths, 5, "sign", g)
+    w2, b2 = apply_symmetry(w, b, perms, signs)
+    assert _max_change(model, w, b, w2, b2) < 1e-10
+    perms, scales = random_symmetry(widths, 5, "scale", g, (0.2, 5.0))
+    w3, b3 = apply_symmetry(w, b, perms, scales)
+    assert _max_change(model, w, b, w3, b3) > 1e-4  # tanh does not commute with scaling
+
+
+def test_monomial_layer_is_equivariant():
+    """β(gθ) = g β(θ) on features with channels (orbit membership, strict equivariance)."""
+    torch.manual_seed(0)
+    layer = MonomialLinear(3, 2, 3)
+    w, b = _random_nets(WIDTHS, 4, 8)
+    wc = [torch.stack([x, x ** 2], 1) for x in w]
+    bc = [torch.stack([x, -x], 1) for x in b]
+    g = torch.Generator().manual_seed(4)
+    perms, scales = random_symmetry(WIDTHS, 4, "scale", g, (0.01, 100.0))
+    wg, bg = apply_symmetry(wc, bc, perms, scales)
+    with torch.no_grad():
+        lhs = layer(wg, bg)
+        rhs = apply_symmetry(*layer(wc, bc), perms, scales)
+    for a, r in zip(lhs[0] + lhs[1], rhs[0] + rhs[1], strict=True):
+        torch.testing.assert_close(a, r, rtol=1e-10, atol=1e-10)
+
+
+def test_qe_block_is_quasi_equivariant_with_the_papers_g_prime():
+    """F(gθ) = [α(gθ) g α(θ)^{-1}] F(θ) for one block F = α(θ) β(θ) (paper §4.1)."""
+    torch.manual_seed(0)
+    model = QuasiEquivariantNFN(WIDTHS, channels=(4, 4), head_hidden=16, eps=0.5)
+    w, b = _random_nets(WIDTHS, 3, 9)
+    g = torch.Generator().manual_seed(5)
+    perms, scales = random_symmetry(WIDTHS, 3, "scale", g, (0.1, 10.0))
+    wg, bg = apply_symmetry(w, b, perms, scales)
+
+    def block(ws, bs):
+        feats = model.layers[0]([x.unsqueeze(1) for x in ws], [x.unsqueeze(1) for x in bs])
+        return model._act_alpha(0, (ws, bs), feats)
+
+    with torch.no_grad():
+        a_theta, a_gtheta = model.alpha(0, w, b), model.alpha(0, wg, bg)
+        # α takes values in the positive scalings, within 1 ± ε, and is not constant
+        assert all(float(a.min()) >= 0.5 and float(a.max()) <= 1.5 for a in a_theta)
+        assert float(torch.cat(a_theta, 1).std()) > 1e-3
+        # g' = α(gθ) g α(θ)^{-1}: permutation P, scaling α(gθ) ⊙ D ⊙ P α(θ)^{-1}
+        gp_scales = [ag * s / torch.take_along_dim(a, p, 1)
+                     for ag, s, a, p in zip(a_gtheta, scales, a_theta, perms, strict=True)]
+        lhs = block(wg, bg)
+        rhs = apply_symmetry(*block(w, b), perms, gp_scales)
+    for x, r in zip(lhs[0] + lhs[1], rhs[0] + rhs[1], strict=True):
+        torch.testing.assert_close(x, r, rtol=1e-10, atol=1e-10)
+
+
+def test_qe_alpha_cancels_before_the_invariant_head():
+    """Under the module's reading α ∈ G is removed by the invariant pooling: QE(θ) equals
+    the backbone with α = identity (ReLU commutes with positive scalings)."""
+    torch.manual_seed(0)
+    model = QuasiEquivariantNFN(WIDTHS, channels=(4, 4), head_hidden=16, eps=0.9)
+    w, b = _random_nets(WIDTHS, 5, 10)
+    with torch.no_grad():
+        torch.testing.assert_close(model(w, b), MonomialNFN.forward(model, w, b),
+                                   rtol=1e-10, atol=1e-10)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="eps"):
+        QuasiEquivariantNFN(WIDTHS, eps=1.0)
+    with pytest.raises(ValueError, match="group"):
+        MonomialNFN(WIDTHS, group="rotation")
+    with pytest.raises(ValueError, match="kind"):
+        random_symmetry(WIDTHS, 2, "shear", torch.Generator())
+    with pytest.raises(ValueError, match="scale_range"):
+        random_symmetry(WIDTHS, 2, "scale", torch.Generator(), (0.0, 1.0))
+    with pytest.raises(ValueError, match="activation"):
+        network_forward(*_random_nets(WIDTHS, 1, 0), torch.zeros(1, 64), "gelu")
+    with pytest.raises(ValueError, match="weights"):
+        Zoo(weights=(np.zeros((2, 3, 4)),), biases=(np.zeros((2, 4)),),
+            targets=np.zeros(2), activation="relu")
+    with pytest.raises(ValueError, match="n_nets"):
+        relu_mlp_zoo(2, cache=False)
+
+
+# -- zoos --------------------------------------------------------------------------------------
+
+def test_adam_update_matches_torch_adam():
+    torch.manual_seed(0)
+    p0 = torch.randn(2, 5, 3, dtype=torch.float64)
+    ref = [p0[k].clone().requires_grad_() for k in range(2)]
+    opts = [torch.optim.Adam([ref[k]], lr=lr, weight_decay=wd)
+            for k, (lr, wd) in enumerate(((1e-2, 0.0), (3e-3, 1e-2)))]
+    p, m, v = p0.clone(), torch.zeros_like(p0), torch.zeros_like(p0)
+    for t in range(1, 6):
+        grad = torch.sin(p * t)
+        for k in range(2):
+            opts[k].zero_grad()
+            ref[k].grad = torch.sin(ref[k].detach() * t)
+            opts[k].step()
+        adam_update(p, grad, m, v, torch.full((2,), float(t), dtype=torch.float64),
+                    torch.tensor([1e-2, 3e-3], dtype=torch.float64),
+                    torch.tensor([0.0, 1e-2], dtype=torch.float64), torch.ones(2))
+    for k in range(2):
+        torch.testing.assert_close(p[k], ref[k].detach(), rtol=1e-12, atol=1e-12)
+
+
+def test_relu_zoo_is_cached_outside_the_repo_and_deterministic(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPTZOO_CACHE", str(tmp_path))
+    z1 = relu_mlp_zoo(6, seed=3, hidden=8, max_epochs=1)
+    files = list(tmp_path.glob("relu-mlp-digits-*.npz"))
+    assert len(files) == 1
+    z2 = relu_mlp_zoo(6, seed=3, hidden=8, max_epochs=1, cache=False)
+    for a, r in zip(z1.weights + z1.biases, z2.weights + z2.biases, strict=True):
+        np.testing.assert_array_equal(a, r)
+    np.testing.assert_array_equal(z1.targets, z2.targets)
+    assert z1.widths == (64, 8, 8, 10)
+    assert np.all((z1.targets >= 0) & (z1.targets <= 1))
+    # the stored test accuracy is what the stored weights compute
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    w, b = z1.tensors()
+    pred = network_forward(w, b, torch.as_tensor(d.data[1400:] / 16.0), "relu").argmax(-1)
+    np.testing.assert_allclose((pred.numpy() == d.target[1400:]).mean(1), z1.targets)
+
+
+def test_siren_zoo_fits_images(tmp_path):
+    z = siren_zoo(12, seed=0, steps=60, cache_root=tmp_path)
+    assert z.widths == (2, 16, 16, 1) and z.activation == "sin"
+    from sklearn.datasets import load_digits
+
+    imgs = torch.as_tensor(load_digits().data[:12] / 16.0)
+    w, b = z.tensors()
+    out = network_forward(w, b, digit_grid(), "sin").squeeze(-1)
+    mse = float(((out - imgs) ** 2).mean())
+    assert mse < 0.5 * float(((imgs - imgs.mean()) ** 2).mean())  # beats the constant fit
+    assert math.isclose(mse, float(np.mean(z.meta["mse"])), rel_tol=1e-3)
+
+
+def test_split_is_by_network_and_disjoint():
+    tr, va, te = split_indices(50, seed=1)
+    assert (len(tr), len(va), len(te)) == (35, 5, 10)
+    assert len(set(tr) | set(va) | set(te)) == 50
+
+
+# -- reproduction ------------------------------------------------------------------------------
+
+def test_smoke_reproduction(tmp_path, monkeypatch):
+    from optzoo.metanet.reproduce.quasi_equivariant_metanetworks import REPRODUCTION, QEConfig
+
+    monkeypatch.setenv("OPTZOO_CACHE", str(tmp_path / "cache"))
+    cfg = REPRODUCTION.preset("smoke")
+    results = [Result(t, REPRODUCTION.run_trial(t, "cpu")) for t in REPRODUCTION.trials(cfg)]
+    summary = REPRODUCTION.summarize(results, cfg, tmp_path / "out")
+    assert len(summary.claims) == 4 and len(summary.tables) == 2
+    assert all(f.path.exists() for f in summary.figures)
+    invariance = summary.claims[1]
+    assert invariance.text.startswith("(2)") and invariance.held
+    with pytest.raises(ConfigError, match="eps"):
+        QEConfig(eps=1.5)
+    with pytest.raises(ConfigError, match="tasks"):
+        QEConfig(tasks=("editing",))
