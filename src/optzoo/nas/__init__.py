@@ -1,0 +1,27 @@
+"""Neural architecture search: NATS-Bench-style cell spaces with exact costs, a first-order
+DARTS / Gumbel supernet, ConNAS's constraint-guided gradient modification (ICLR 2026) and its
+baselines (expected-cost penalty, post-hoc projection, constrained random search), a trained
+ground-truth table on scikit-learn digits, and a reader of NATS-Bench's topology files."""
+
+from optzoo.nas.connas import (
+    ConNAS,
+    connas_gradient,
+    connas_search,
+    constraint_direction,
+    edge_direction,
+)
+from optzoo.nas.darts import SearchConfig, SearchResult, SuperNet, search
+from optzoo.nas.darts_penalty import PenaltyGradient, darts_penalty_search, expected_cost
+from optzoo.nas.darts_projection import greedy_projection
+from optzoo.nas.ground_truth import GroundTruth, digits_split, ground_truth_table
+from optzoo.nas.nats_bench import NatsRecord, load_nats_topology
+from optzoo.nas.random_search import constrained_random_search
+from optzoo.nas.search_space import MINI_TOPOLOGY, NATS_TOPOLOGY, OPS, CellSpace
+
+__all__ = [
+    "MINI_TOPOLOGY", "NATS_TOPOLOGY", "OPS", "CellSpace", "ConNAS", "GroundTruth", "NatsRecord",
+    "PenaltyGradient", "SearchConfig", "SearchResult", "SuperNet", "connas_gradient",
+    "connas_search", "constrained_random_search", "constraint_direction",
+    "darts_penalty_search", "digits_split", "edge_direction", "expected_cost",
+    "greedy_projection", "ground_truth_table", "load_nats_topology", "search",
+]

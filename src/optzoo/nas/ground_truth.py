@@ -1,0 +1,240 @@
+"""Ground-truth table of a small cell space on scikit-learn digits, trained by project code.
+
+The ConNAS brief's offline substitute for NATS-Bench's accuracy table: every architecture of
+:data:`~optzoo.nas.search_space.MINI_TOPOLOGY` (125) is trained from scratch on a fixed digits
+split for ``epochs`` epochs with each of ``seeds`` seeds, and its validation and test accuracy
+are recorded beside its exact params and FLOPs.
+
+Recipe (a scaled-down NATS-Bench recipe): SGD with Nesterov momentum 0.9, lr 0.1 cosine-annealed
+to 0, weight decay 5e-4, batch 128, cross-entropy; pixels / 16.  Split of the 1,797 digits by a
+fixed permutation (seed 0): 1,000 train, 397 validation, 400 test.  A NAS search sees only the
+1,000 training images (halved into its w and α splits); the table's validation accuracy is what
+a table-based searcher (random search) may query; the test accuracy is what results report.
+
+The table is generated once per setting and cached outside the repository, in
+``$OPTZOO_CACHE`` or else ``$XDG_CACHE_HOME/optzoo`` (default ``~/.cache/optzoo``), as JSON
+under ``nas/``; the file name carries a hash of every setting, and a lock file serialises
+concurrent generators (parallel trials wait for the first).  The generator is the artefact:
+delete the file and it is rebuilt, identically given the seeds on the same platform (CPU, one
+thread; bitwise equality across machines is not promised).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from optzoo.nas.search_space import MINI_TOPOLOGY, Arch, CellSpace
+
+VERSION = 1
+SPLIT = (1000, 397, 400)
+
+
+def cache_dir() -> Path:
+    """``$OPTZOO_CACHE``, else ``$XDG_CACHE_HOME/optzoo``, else ``~/.cache/optzoo``."""
+    if os.environ.get("OPTZOO_CACHE"):
+        return Path(os.environ["OPTZOO_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "optzoo"
+
+
+@functools.lru_cache(maxsize=1)
+def digits_split() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """The fixed train / val / test split of scikit-learn digits (``N x 1 x 8 x 8``)."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    perm = np.random.RandomState(0).permutation(len(d.target))
+    x = torch.as_tensor(d.data[perm], dtype=torch.float32).reshape(-1, 1, 8, 8) / 16.0
+    y = torch.as_tensor(d.target[perm], dtype=torch.long)
+    a, b = SPLIT[0], SPLIT[0] + SPLIT[1]
+    return {"train": (x[:a], y[:a]), "val": (x[a:b], y[a:b]), "test": (x[b:], y[b:])}
+
+
+@torch.no_grad()
+def accuracy(model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor]) -> float:
+    model.eval()
+    return float((model(data[0]).argmax(1) == data[1]).float().mean())
+
+
+def train_architecture(space: CellSpace, arch: Arch, epochs: int, seed: int,
+                       data: dict | None = None, batch_size: int = 128, lr: float = 0.1,
+                       n_train: int | None = None) -> dict[str, float]:
+    """Train ``arch`` from scratch on the digits split (its first ``n_train`` training images,
+    default all); its val / test accuracy and seconds."""
+    if epochs < 1:
+        raise ValueError(f"epochs: expected >= 1, got {epochs}")
+    data = data or digits_split()
+    x, y = data["train"]
+    if n_train is not None:
+        if not 1 <= n_train <= x.shape[0]:
+            raise ValueError(f"n_train: expected 1..{x.shape[0]}, got {n_train}")
+        x, y = x[:n_train], y[:n_train]
+    t0 = time.perf_counter()
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    model = space.build(arch)
+    steps = epochs * math.ceil(x.shape[0] / batch_size)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True,
+                          weight_decay=5e-4)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    for _ in range(epochs):
+        model.train()
+        for idx in torch.randperm(x.shape[0], generator=g).split(batch_size):
+            opt.zero_grad()
+            F.cross_entropy(model(x[idx]), y[idx]).backward()
+            opt.step()
+            sched.step()
+    return {"val_acc": accuracy(model, data["val"]), "test_acc": accuracy(model, data["test"]),
+            "seconds": time.perf_counter() - t0}
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """A trained table of a whole space.
+
+    Attributes:
+        space: the cell space.
+        epochs, seeds: the training setting.
+        archs: every architecture, in :meth:`CellSpace.all_archs` order.
+        val_acc, test_acc: ``n_archs x seeds`` accuracies in [0, 1].
+        params, flops: exact costs per architecture.
+        seconds: total generation time (as recorded when the table was built).
+    """
+
+    space: CellSpace
+    epochs: int
+    seeds: int
+    archs: list[Arch]
+    val_acc: np.ndarray
+    test_acc: np.ndarray
+    params: np.ndarray
+    flops: np.ndarray
+    seconds: float
+
+    def cost(self, name: str) -> np.ndarray:
+        if name not in ("params", "flops"):
+            raise ValueError(f"name: expected 'params' or 'flops', got {name!r}")
+        return self.params if name == "params" else self.flops
+
+    def row(self, arch: Arch) -> int:
+        return self.space.index(arch)
+
+    def best_feasible(self, budgets: dict[str, float]) -> tuple[int, float]:
+        """(row, mean test accuracy) of the best feasible entry (the paper's reference)."""
+        ok = self.feasible_mask(budgets)
+        if not ok.any():
+            raise ValueError(f"budgets: no architecture of the table satisfies {budgets}")
+        acc = np.where(ok, self.test_acc.mean(1), -np.inf)
+        i = int(acc.argmax())
+        return i, float(acc[i])
+
+    def feasible_mask(self, budgets: dict[str, float]) -> np.ndarray:
+        ok = np.ones(len(self.archs), dtype=bool)
+        for k, b in budgets.items():
+            ok &= self.cost(k) <= b
+        return ok
+
+
+def _key(space: CellSpace, epochs: int, seeds: int, n_train: int) -> str:
+    blob = json.dumps({"v": VERSION, "space": asdict(space), "epochs": epochs, "seeds": seeds,
+                       "split": SPLIT, "n_train": n_train}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def table_path(space: CellSpace, epochs: int, seeds: int, root: Path | None = None,
+               n_train: int = SPLIT[0]) -> Path:
+    key = _key(space, epochs, seeds, n_train)
+    return Path(root or cache_dir()) / "nas" / f"digits_{key}.json"
+
+
+def generate(space: CellSpace, epochs: int, seeds: int, n_train: int = SPLIT[0],
+             progress: Callable[[int, int], None] | None = None) -> dict:
+    """Train every architecture of ``space`` (no caching): the JSON-ready table."""
+    if seeds < 1:
+        raise ValueError(f"seeds: expected >= 1, got {seeds}")
+    if (space.in_channels, space.image_size) != (1, 8):
+        raise ValueError("space: the digits table needs in_channels = 1 and image_size = 8")
+    torch.set_num_threads(1)
+    t0 = time.perf_counter()
+    rows = []
+    archs = list(space.all_archs())
+    for n, arch in enumerate(archs):
+        runs = [train_architecture(space, arch, epochs, seed=1000 * s + space.index(arch),
+                                   n_train=n_train)
+                for s in range(seeds)]
+        rows.append({"arch": space.to_str(arch), **space.costs(arch),
+                     "val_acc": [r["val_acc"] for r in runs],
+                     "test_acc": [r["test_acc"] for r in runs],
+                     "seconds": sum(r["seconds"] for r in runs)})
+        if progress is not None:
+            progress(n + 1, len(archs))
+    return {"version": VERSION, "space": asdict(space), "epochs": epochs, "seeds": seeds,
+            "split": list(SPLIT), "n_train": n_train, "seconds": time.perf_counter() - t0,
+            "rows": rows}
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def ground_truth_table(space: CellSpace = MINI_TOPOLOGY, epochs: int = 30, seeds: int = 2,
+                       root: Path | str | None = None, n_train: int = SPLIT[0],
+                       progress: Callable[[int, int], None] | None = None) -> GroundTruth:
+    """The cached table of ``space`` (generated on first use; see the module docstring).
+
+    Args:
+        space: a digits-sized space (1 channel, 8×8).
+        epochs: training epochs per architecture (brief: 30).
+        seeds: training seeds per architecture (brief: 2).
+        root: cache folder (default :func:`cache_dir`).
+        n_train: training images used (the first ones of the split; smaller only for smoke
+            runs and tests).
+        progress: ``progress(done, total)`` called while generating.
+    """
+    path = table_path(space, epochs, seeds, Path(root) if root else None, n_train)
+    with _locked(path):
+        if not path.exists():
+            blob = generate(space, epochs, seeds, n_train, progress)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(blob))
+            os.replace(tmp, path)  # atomic: a reader never sees half a table
+        blob = json.loads(path.read_text())
+    return _from_blob(space, blob, path)
+
+
+def _from_blob(space: CellSpace, blob: dict, path: Path) -> GroundTruth:
+    rows = blob.get("rows")
+    if blob.get("version") != VERSION or not isinstance(rows, list) or len(rows) != space.size:
+        raise ValueError(f"{path}: not a version-{VERSION} table of {space.size} architectures; "
+                         "delete it to regenerate")
+    archs = [space.from_str(r["arch"]) for r in rows]
+    if archs != list(space.all_archs()):
+        raise ValueError(f"{path}: architectures out of order; delete it to regenerate")
+    return GroundTruth(space=space, epochs=int(blob["epochs"]), seeds=int(blob["seeds"]),
+                       archs=archs,
+                       val_acc=np.array([r["val_acc"] for r in rows], dtype=float),
+                       test_acc=np.array([r["test_acc"] for r in rows], dtype=float),
+                       params=np.array([r["params"] for r in rows], dtype=float),
+                       flops=np.array([r["flops"] for r in rows], dtype=float),
+                       seconds=float(blob["seconds"]))
