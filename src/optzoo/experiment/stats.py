@@ -38,6 +38,23 @@ def fmt_ci(mean: float, half: float, digits: int = 4) -> str:
     return f"{mean:.{digits}g} ± {half:.2g}"
 
 
+def metric_values(results: Iterable[Result], key: str) -> list[float]:
+    """The metric ``key`` of every result that has it (``None`` values skipped), as floats."""
+    return [float(r.metrics[key]) for r in results if r.metrics.get(key) is not None]
+
+
+def fmt_values(values: Sequence[float], digits: int = 3) -> str:
+    """``mean ± half-width`` of ``values`` (:func:`mean_ci`, :func:`fmt_ci`); ``—`` if empty."""
+    return fmt_ci(*mean_ci(values), digits=digits) if len(values) else "—"
+
+
+def ci_above(values: Sequence[float], level: float = 0.0) -> bool:
+    """Whether the whole 95 % confidence interval of the mean lies above ``level`` (needs at
+    least two values: one value has no interval)."""
+    m, h = mean_ci(values)
+    return bool(math.isfinite(h) and m - h > level)
+
+
 def group(results: Sequence[Result],
           key: Callable[[Result], Any]) -> dict[Any, list[Result]]:
     """Results grouped by ``key(result)``, keys in first-seen order."""

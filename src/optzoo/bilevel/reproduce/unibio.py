@@ -61,7 +61,8 @@ from optzoo.bilevel.ttsa import TTSA
 from optzoo.bilevel.unibio import UniBiO
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
-from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import fmt_values as _fmt
+from optzoo.experiment.stats import metric_values as _vals
 
 SLUG = "unibio"
 METHODS = ("unibio", "stocbio", "ttsa", "masoba")
@@ -250,14 +251,6 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 
 # -- summary -----------------------------------------------------------------------------------
-
-def _vals(results: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in results if r.metrics.get(key) is not None]
-
-
-def _fmt(vals: list[float], digits: int = 3) -> str:
-    return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"
-
 
 def _mean(results: list[Result], key: str) -> float:
     vals = _vals(results, key)

@@ -40,7 +40,8 @@ import numpy as np
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
-from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import fmt_values as _fmt
+from optzoo.experiment.stats import metric_values as _vals
 from optzoo.graphs import (
     DynamicSpectralSparsifier,
     SpectralSparsifier,
@@ -228,14 +229,6 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 
 # -- summary -----------------------------------------------------------------------------------
-
-def _vals(results: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in results if r.metrics.get(key) is not None]
-
-
-def _fmt(vals: list[float], digits: int = 3) -> str:
-    return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"
-
 
 def _slope(ns: list[float], ys: list[float]) -> float:
     return float(np.polyfit(np.log(ns), np.log(np.maximum(ys, 1e-300)), 1)[0])

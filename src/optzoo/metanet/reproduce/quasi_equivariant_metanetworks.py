@@ -58,7 +58,9 @@ import torch
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
-from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import ci_above as _ci_above
+from optzoo.experiment.stats import fmt_values as _fmt
+from optzoo.experiment.stats import mean_ci
 from optzoo.metanet.flat_mlp import FlatMLP
 from optzoo.metanet.monomial_nfn import MonomialNFN
 from optzoo.metanet.np_nfn import NPNFN
@@ -286,10 +288,6 @@ def _vals(results: list[Result], method: str, problem: str, key: str) -> list[fl
     return [float(r.metrics[key]) for r in rs]
 
 
-def _fmt(vals: list[float], digits: int = 3) -> str:
-    return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"
-
-
 LABELS = {"flat_mlp": "flat MLP", "np_nfn": "NP-NFN (perm.)",
           "monomial_nfn": "Monomial-NFN (strict)", "qe_nfn": "QE-NFN (quasi)"}
 
@@ -355,11 +353,6 @@ def _plot(results, methods, path: Path) -> Figure:
     return Figure(path=path, caption="Kendall τ of predicted vs. true test accuracy, on the "
                   "test nets as trained and after random permutation + rescaling (mean ± 95% "
                   "CI over seeds)")
-
-
-def _ci_above(vals: list[float], level: float = 0.0) -> bool:
-    m, h = mean_ci(vals)
-    return bool(math.isfinite(h) and m - h > level)
 
 
 def _gen_claims(results, methods) -> list[Claim]:

@@ -58,7 +58,8 @@ import torch
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
-from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import fmt_values as _fmt
+from optzoo.experiment.stats import metric_values as _vals
 from optzoo.nas.connas import connas_search
 from optzoo.nas.darts import SearchConfig, search, supernet_flops
 from optzoo.nas.darts_penalty import darts_penalty_search
@@ -266,14 +267,6 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 
 # -- summary -----------------------------------------------------------------------------------
-
-def _vals(rs: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in rs if r.metrics.get(key) is not None]
-
-
-def _fmt(v: list[float], digits: int = 3) -> str:
-    return fmt_ci(*mean_ci(v), digits=digits) if v else "—"
-
 
 def _feas(v: list[float]) -> str:
     return f"{int(sum(v))}/{len(v)}" if v else "—"

@@ -42,6 +42,7 @@ import torch
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment.stats import ci_above as _ci_above
 from optzoo.experiment.stats import fmt_ci, mean_ci
 from optzoo.recsys import (
     DiversitySettings,
@@ -265,11 +266,6 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 def _fmt(vals, digits: int = 4) -> str:
     return fmt_ci(*mean_ci(vals), digits=digits) if len(vals) else "—"
-
-
-def _ci_above(vals, level: float = 0.0) -> bool:
-    m, h = mean_ci(vals)
-    return bool(math.isfinite(h) and m - h > level)
 
 
 def _methods(cfg: DiversityTopkConfig) -> list[tuple[str, str]]:

@@ -59,7 +59,8 @@ import torch
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
-from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import fmt_values as _fmt
+from optzoo.experiment.stats import metric_values as _vals
 from optzoo.transport.hj_optimal_transport import HJOptimalTransport, is_stable, window_means
 from optzoo.transport.icnn_ot import ICNNOptimalTransport
 from optzoo.transport.problems import (
@@ -318,14 +319,6 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 
 # -- summary -----------------------------------------------------------------------------------
-
-def _vals(results: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in results if r.metrics.get(key) is not None]
-
-
-def _fmt(vals: list[float], digits: int = 3) -> str:
-    return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"
-
 
 def _mean(vals: list[float]) -> float:
     return float(np.mean(vals)) if vals else math.nan
