@@ -82,3 +82,4 @@ def test_reproduce_cli_end_to_end(tmp_path):
     assert "2/2 claims held" in proc.stdout
     assert "4/4 trials" in proc.stderr  # plain progress lines when not a terminal
     assert (tmp_path / "_selftest" / "smoke" / "report.html").is_file()
+    assert (tmp_path / "index.html").is_file()  # a one-paper run refreshes the index too

@@ -119,11 +119,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"{paper.slug} [{args.preset}]: {held}/{len(outcome.summary.claims)} claims held, "
               f"{outcome.ran} trials run, {outcome.skipped} resumed -> "
               f"{outcome.outdir / 'report.html'}")
+    # the index lists every report under --out, so a one-paper run refreshes it too
+    index = write_index(args.out, registry.PAPERS, args.preset)
     if not single:
         planned = len(papers) - len(runnable)
         if planned:
             print(f"{planned} planned papers skipped (not implemented yet)")
-        index = write_index(args.out, registry.PAPERS, args.preset)
         print(f"index: {index}")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
