@@ -139,7 +139,8 @@ PAPERS: tuple[Paper, ...] = (
        "DR-SAC: Distributionally Robust Soft Actor-Critic for Reinforcement Learning under "
        "Uncertainty", "DR-SAC", "rl", "a19MA0ksbc"),
     _P("adversarial-cmdp", "Primal-Dual Policy Optimization for Adversarial Linear CMDPs",
-       "Weighted-LogSumExp primal-dual PO", "rl", "baP3Dw7bWO"),
+       "Weighted-LogSumExp primal-dual PO", "rl", "baP3Dw7bWO",
+       "optzoo.rl.reproduce.adversarial_cmdp:REPRODUCTION"),
     _P("sparse-kernel-decomposition",
        "DISK: Differentiable Sparse Kernel Complex for Efficient Spatially-Variant Convolution",
        "DISK", "imaging", "bbuxDoRD2D",
