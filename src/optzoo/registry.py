@@ -134,7 +134,8 @@ PAPERS: tuple[Paper, ...] = (
        "Problems", "DCAN", "scheduling", "YAgOaYedLQ"),
     _P("kvda-uct",
        "Grouping Nodes with Known Value Differences: A Lossless UCT-based Abstraction Algorithm",
-       "KVDA-UCT", "mcts", "Zk0zZMSAYc"),
+       "KVDA-UCT", "mcts", "Zk0zZMSAYc",
+       "optzoo.mcts.reproduce.kvda_uct:REPRODUCTION"),
     _P("dr-sac",
        "DR-SAC: Distributionally Robust Soft Actor-Critic for Reinforcement Learning under "
        "Uncertainty", "DR-SAC", "rl", "a19MA0ksbc"),

@@ -1,0 +1,38 @@
+"""OGA-UCT: UCT with ASAP abstractions built on the fly (Anand et al., IJCAI 2015 / ICAPS 2016),
+the baseline of KVDA-UCT (ICLR 2026, OpenReview Zk0zZMSAYc) in the official code's ``oga``
+agent with ``smart_reward_handling = 0``.
+
+ASAP (exact, ε = 0) on a deterministic DAG, per depth:
+* Q-nodes q1 ~ q2 iff R(q1) = R(q2) and their successors lie in the same abstract state;
+* states s1 ~ s2 iff both are fully expanded and their children cover the same *set* of abstract
+  Q-nodes; terminal states of a depth form one abstract node; partially expanded (or unexpanded)
+  states stay alone.
+All offsets are 0: grouped nodes have equal optimal values, statistics are plain sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from optzoo.mcts.uct import _ROUND, UCT
+
+
+class OGAUCT(UCT):
+    """OGA-UCT (ASAP abstractions, K-recency re-abstraction, dynamic σ).  Arguments as
+    :class:`~optzoo.mcts.uct.UCT`."""
+
+    name = "oga"
+
+    def _q_key(self, qid: int) -> tuple[Hashable, float]:
+        child = self.q_child[qid]
+        depth = self.s_depth[self.q_parent[qid]]
+        b = self.q_reward[qid] + self.s_e[child]
+        return (depth, "Q", round(self.q_reward[qid], _ROUND), self.s_abs[child]), b
+
+    def _state_key(self, sid: int) -> tuple[Hashable, float]:
+        depth = self.s_depth[sid]
+        if depth >= self.env.horizon:
+            return (depth, "terminal"), 0.0
+        if self.s_untried[sid] or not self.s_children[sid]:
+            return ("s", sid), 0.0
+        return (depth, "S", frozenset(self.q_abs[q] for q in self.s_children[sid])), 0.0

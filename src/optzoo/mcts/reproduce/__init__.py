@@ -1,0 +1,1 @@
+"""Reproductions of the ``mcts`` area's papers."""

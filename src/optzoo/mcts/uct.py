@@ -1,0 +1,347 @@
+"""UCT on a per-depth transposition DAG: the search skeleton shared by plain UCT, OGA-UCT and
+KVDA-UCT (Schmöcker, Dockhorn & Rosenhahn, "Grouping Nodes with Known Value Differences: A
+Lossless UCT-based Abstraction Algorithm", ICLR 2026, OpenReview Zk0zZMSAYc; official C++ code
+``codebro634/KVDA_UCT``, agent ``oga``).
+
+Loop of one iteration (the brief's "search loop", the same for the three agents):
+
+1. selection from the root by UCB on *abstract* statistics,
+   score(a) = V̄(q_a) + C·σ·sqrt(ln N(s) / N_abs(q_a)), N(s) = Σ_a N_abs(q_a), σ = standard
+   deviation of the value estimates of all Q-nodes in the tree (the dynamic exploration scale,
+   recomputed once per iteration), plus a tiny random tie-break; one untried action (random
+   order) is expanded per visit; states are identified by (depth, state) (transpositions);
+2. one uniformly random rollout to the horizon, undiscounted; the return from each Q-node on the
+   path is recorded;
+3. each Q-node on the path increments a recency counter; at ``recency`` (K = 3) it is staged and
+   the abstraction is updated bottom-up by depth (Q-nodes, then their parent states, then the
+   parents' parents ... to the root);
+4. after ``iterations`` iterations the agent acts greedily on the value estimates; a new tree is
+   built every decision.
+
+Statistics frame (our formulation, equal to the paper's in every value read).  Every abstract
+Q-node X has one abstract successor A; the Q* of each member q is Q*(q) = b(q) + W_X with the
+*known* offset b(q) = R(q) + e(s'_q) (s'_q the successor, e the state offset below) and W_X shared.
+X stores (N_X, S_X) with S_X = Σ (G − b(q)) over returns G observed at members q; q reads
+V̄(q) = S_X / N_X + b(q).  The paper stores returns in the representative's frame, G + d_Q(q) with
+d_Q(q) = Q*(rep) − Q*(q) = b(rep) − b(q), and reads ΣG/N − d_Q(q): the two sums differ by the
+constant b(rep)·N_X, so every read is identical, and no correction is needed when a
+representative leaves (the brief's pitfall).  States likewise satisfy V*(s) = e(s) + U_A for all
+members s of the abstract state A.  Plain UCT puts every node in its own group with b = e = 0.
+
+Choices where the brief is silent (INFERRED): σ falls back to 1 while all estimates are equal
+(fewer than two distinct values); a state's change restages *all* its parent Q-nodes (the DAG
+may give it several); offsets are compared after rounding to 9 decimals (the C++ code compares
+doubles).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+
+import numpy as np
+
+from optzoo.mcts.environment import DeterministicEnv, check_env
+
+_ROUND = 9
+_TIE = 1e-9
+
+
+class UCT:
+    """Plain UCT with the dynamic exploration scale on a transposition DAG.
+
+    Args:
+        env: a :class:`~optzoo.mcts.environment.DeterministicEnv`.
+        iterations: search iterations per decision (≥ 1).
+        c: exploration constant C (> 0; multiplied by the dynamic scale σ).
+        recency: K, visits of a Q-node between two re-abstractions (≥ 1).
+        seed: seed of the search's random numbers (expansion order, rollouts, ties).
+    """
+
+    name = "uct"
+
+    def __init__(self, env: DeterministicEnv, iterations: int = 100, c: float = 1.0,
+                 recency: int = 3, seed: int = 0) -> None:
+        check_env(env)
+        if not isinstance(iterations, int) or iterations < 1:
+            raise ValueError(f"iterations: expected an integer >= 1, got {iterations!r}")
+        if not c > 0:
+            raise ValueError(f"c: expected a positive exploration constant, got {c!r}")
+        if not isinstance(recency, int) or recency < 1:
+            raise ValueError(f"recency: expected an integer >= 1, got {recency!r}")
+        self.env, self.iterations, self.c, self.recency = env, iterations, float(c), recency
+        self.rng = np.random.default_rng(seed)
+        self.reset()
+
+    # -- tree storage ----------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Drop the tree (a new one is built every decision)."""
+        # states
+        self.s_env: list[Hashable] = []
+        self.s_depth: list[int] = []
+        self.s_children: list[list[int]] = []
+        self.s_untried: list[list[int]] = []
+        self.s_parents: list[list[int]] = []
+        self.s_abs: list[int] = []
+        self.s_e: list[float] = []
+        self.table: dict[tuple[int, Hashable], int] = {}
+        # ground Q-nodes
+        self.q_parent: list[int] = []
+        self.q_action: list[int] = []
+        self.q_reward: list[float] = []
+        self.q_child: list[int] = []
+        self.q_n: list[int] = []
+        self.q_s: list[float] = []
+        self.q_abs: list[int] = []
+        self.q_b: list[float] = []
+        self.q_recent: list[int] = []
+        # abstract nodes (Q and state ids share one interning table; stats used for Q only)
+        self.abs_ids: dict[Hashable, int] = {}
+        self.abs_n: list[int] = []
+        self.abs_s: list[float] = []
+
+    def _intern(self, key: Hashable) -> int:
+        idx = self.abs_ids.get(key)
+        if idx is None:
+            idx = self.abs_ids[key] = len(self.abs_n)
+            self.abs_n.append(0)
+            self.abs_s.append(0.0)
+        return idx
+
+    def _state(self, env_state: Hashable, depth: int) -> int:
+        key = (depth, env_state)
+        sid = self.table.get(key)
+        if sid is not None:
+            return sid
+        sid = self.table[key] = len(self.s_env)
+        self.s_env.append(env_state)
+        self.s_depth.append(depth)
+        self.s_children.append([])
+        untried = [] if depth >= self.env.horizon else list(self.env.legal_actions(env_state))
+        if depth < self.env.horizon and not untried:
+            raise ValueError(f"env.legal_actions: expected a non-empty action set at depth "
+                             f"{depth}, got none")
+        self.rng.shuffle(untried)
+        self.s_untried.append(untried)
+        self.s_parents.append([])
+        key_abs, e = self._state_key(sid)
+        self.s_abs.append(self._intern(key_abs))
+        self.s_e.append(e)
+        return sid
+
+    def _expand(self, sid: int, action: int) -> int:
+        nxt, reward = self.env.step(self.s_env[sid], action)
+        child = self._state(nxt, self.s_depth[sid] + 1)
+        qid = len(self.q_parent)
+        self.q_parent.append(sid)
+        self.q_action.append(action)
+        self.q_reward.append(float(reward))
+        self.q_child.append(child)
+        self.q_n.append(0)
+        self.q_s.append(0.0)
+        self.q_recent.append(0)
+        key, b = self._q_key(qid)
+        self.q_abs.append(self._intern(key))
+        self.q_b.append(b)
+        self.s_children[sid].append(qid)
+        self.s_parents[child].append(qid)
+        return qid
+
+    # -- abstraction hooks (plain UCT: every node alone) -----------------------------------
+
+    def _q_key(self, qid: int) -> tuple[Hashable, float]:
+        """Key of q's abstract node and its offset b(q) (Q*(q) = b(q) + W_X)."""
+        return ("q", qid), 0.0
+
+    def _state_key(self, sid: int) -> tuple[Hashable, float]:
+        """Key of s's abstract node and its offset e(s) (V*(s) = e(s) + U_A)."""
+        return ("s", sid), 0.0
+
+    # -- statistics ------------------------------------------------------------------------
+
+    def value(self, qid: int) -> float:
+        """The value estimate V̄(q) = S_X / N_X + b(q) (nan before any visit)."""
+        x = self.q_abs[qid]
+        n = self.abs_n[x]
+        return self.abs_s[x] / n + self.q_b[qid] if n else math.nan
+
+    def _record(self, qid: int, ret: float) -> None:
+        self.q_n[qid] += 1
+        self.q_s[qid] += ret
+        x = self.q_abs[qid]
+        self.abs_n[x] += 1
+        self.abs_s[x] += ret - self.q_b[qid]
+
+    def _move(self, qid: int, new_abs: int, new_b: float) -> None:
+        """q leaves its abstract node and joins ``new_abs`` with offset ``new_b``, taking its
+        own returns along (the paper's add/subtract of ΣG_q and offset·N_q)."""
+        n, s = self.q_n[qid], self.q_s[qid]
+        old = self.q_abs[qid]
+        self.abs_n[old] -= n
+        self.abs_s[old] -= s - self.q_b[qid] * n
+        self.abs_n[new_abs] += n
+        self.abs_s[new_abs] += s - new_b * n
+        self.q_abs[qid], self.q_b[qid] = new_abs, new_b
+
+    def update_abstractions(self, staged_q: set[int], staged_s: set[int] = frozenset()) -> None:
+        """Recompute the abstraction of the staged nodes, bottom-up by depth, propagating every
+        change to the parents (a changed Q-node stages its state; a changed state stages all
+        its parent Q-nodes)."""
+        by_depth_q: dict[int, set[int]] = {}
+        by_depth_s: dict[int, set[int]] = {}
+        for q in staged_q:
+            by_depth_q.setdefault(self.s_depth[self.q_parent[q]], set()).add(q)
+        for s in staged_s:
+            by_depth_s.setdefault(self.s_depth[s], set()).add(s)
+        depth = max([*by_depth_q, *by_depth_s], default=-1)
+        while depth >= 0:
+            for q in sorted(by_depth_q.pop(depth, ())):
+                key, b = self._q_key(q)
+                x = self._intern(key)
+                if x != self.q_abs[q] or b != self.q_b[q]:
+                    self._move(q, x, b)
+                    by_depth_s.setdefault(depth, set()).add(self.q_parent[q])
+            for s in sorted(by_depth_s.pop(depth, ())):
+                key, e = self._state_key(s)
+                a = self._intern(key)
+                if a != self.s_abs[s] or e != self.s_e[s]:
+                    self.s_abs[s], self.s_e[s] = a, e
+                    if depth > 0:
+                        by_depth_q.setdefault(depth - 1, set()).update(self.s_parents[s])
+            depth -= 1
+
+    # -- search ----------------------------------------------------------------------------
+
+    def _sigma(self) -> float:
+        if len(self.q_abs) < 2:
+            return 1.0
+        x = np.asarray(self.q_abs)
+        n = np.asarray(self.abs_n, dtype=float)[x]
+        vals = np.asarray(self.abs_s)[x] / np.maximum(n, 1.0) + np.asarray(self.q_b)
+        sd = float(vals[n > 0].std()) if np.count_nonzero(n) > 1 else 0.0
+        return sd if sd > 0 else 1.0
+
+    def _select(self, sid: int, scale: float) -> int:
+        children = self.s_children[sid]
+        ns = [self.abs_n[self.q_abs[q]] for q in children]
+        log_n = math.log(sum(ns))
+        noise = self.rng.random(len(children))
+        best, best_score = children[0], -math.inf
+        for q, n, z in zip(children, ns, noise, strict=True):
+            score = self.value(q) + scale * math.sqrt(log_n / n) + _TIE * z
+            if score > best_score:
+                best, best_score = q, score
+        return best
+
+    def _rollout(self, env_state: Hashable, depth: int) -> float:
+        total = 0.0
+        while depth < self.env.horizon:
+            actions = self.env.legal_actions(env_state)
+            env_state, r = self.env.step(env_state, actions[self.rng.integers(len(actions))])
+            total += r
+            depth += 1
+        return total
+
+    def iterate(self, root: int) -> None:
+        """One selection–expansion–rollout–backup–re-abstraction iteration from ``root``."""
+        scale = self.c * self._sigma()
+        path: list[int] = []
+        sid = root
+        staged_s: set[int] = set()
+        while self.s_depth[sid] < self.env.horizon:
+            if self.s_untried[sid]:
+                q = self._expand(sid, self.s_untried[sid].pop())
+                staged_s.add(sid)
+                path.append(q)
+                sid = self.q_child[q]
+                break
+            q = self._select(sid, scale)
+            path.append(q)
+            sid = self.q_child[q]
+        ret = self._rollout(self.s_env[sid], self.s_depth[sid])
+        staged_q: set[int] = set()
+        for q in reversed(path):
+            ret += self.q_reward[q]
+            self._record(q, ret)
+            self.q_recent[q] += 1
+            if self.q_recent[q] >= self.recency:
+                self.q_recent[q] = 0
+                staged_q.add(q)
+        self.update_abstractions(staged_q, staged_s)
+
+    def search(self, env_state: Hashable, depth: int = 0) -> int:
+        """Build a new tree at ``env_state`` (decision ``depth`` of the episode), run the
+        iterations and return the greedy action on the value estimates."""
+        if not 0 <= depth < self.env.horizon:
+            raise ValueError(f"depth: expected 0 <= depth < horizon={self.env.horizon}, "
+                             f"got {depth}")
+        self.reset()
+        root = self._state(env_state, depth)
+        for _ in range(self.iterations):
+            self.iterate(root)
+        children = self.s_children[root]
+        vals = np.array([self.value(q) for q in children])
+        vals = np.where(np.isnan(vals), -np.inf, vals)
+        best = np.flatnonzero(vals == vals.max())
+        return self.q_action[children[int(self.rng.choice(best))]]
+
+    def compression(self) -> dict[str, float]:
+        """Ground / abstract node counts of the current tree (Q-nodes and non-terminal states)
+        and the fraction of Q-nodes that share their abstract node with another one."""
+        nq = len(self.q_abs)
+        sizes: dict[int, int] = {}
+        for x in self.q_abs:
+            sizes[x] = sizes.get(x, 0) + 1
+        states = [s for s in range(len(self.s_env)) if self.s_depth[s] < self.env.horizon]
+        n_sabs = len({self.s_abs[s] for s in states})
+        return {"q_ground": float(nq), "q_abstract": float(len(sizes)),
+                "q_ratio": nq / max(len(sizes), 1),
+                "s_ratio": len(states) / max(n_sabs, 1),
+                "q_grouped": sum(v for v in sizes.values() if v > 1) / max(nq, 1)}
+
+    def expand_all(self, env_state: Hashable, depth: int = 0) -> int:
+        """Expand the whole DAG below ``env_state`` (no statistics) and abstract every node;
+        returns the root id.  For tests and small instances."""
+        self.reset()
+        root = self._state(env_state, depth)
+        stack = [root]
+        while stack:
+            sid = stack.pop()
+            while self.s_untried[sid]:
+                q = self._expand(sid, self.s_untried[sid].pop())
+                child = self.q_child[q]
+                if len(self.s_parents[child]) == 1:
+                    stack.append(child)
+        self.update_abstractions(set(range(len(self.q_abs))), set(range(len(self.s_env))))
+        return root
+
+
+class RandomAgent:
+    """Uniformly random actions (the brief's random baseline)."""
+
+    name = "random"
+
+    def __init__(self, env: DeterministicEnv, seed: int = 0, **_: object) -> None:
+        check_env(env)
+        self.env, self.rng = env, np.random.default_rng(seed)
+
+    def search(self, env_state: Hashable, depth: int = 0) -> int:
+        actions = self.env.legal_actions(env_state)
+        return actions[self.rng.integers(len(actions))]
+
+
+def play_episode(agent, env: DeterministicEnv) -> dict[str, float]:
+    """Run one episode of ``agent`` (anything with ``search(state, depth) -> action``) from the
+    initial state to the horizon; returns the undiscounted return and, for tree agents, the
+    mean compression of the trees built at each decision."""
+    state, total = env.initial_state(), 0.0
+    comp: dict[str, list[float]] = {}
+    for depth in range(env.horizon):
+        action = agent.search(state, depth)
+        if hasattr(agent, "compression"):
+            for k, v in agent.compression().items():
+                comp.setdefault(k, []).append(v)
+        state, r = env.step(state, action)
+        total += r
+    return {"return": total, **{k: float(np.mean(v)) for k, v in comp.items()}}

@@ -1,0 +1,212 @@
+"""KVDA-UCT, OGA-UCT and UCT: offsets against brute-force DP values, refinement of OGA's
+abstraction by KVDA's, losslessness of the statistics, the reproduction's smoke run and the
+benchmark row."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from optzoo.experiment import Result
+from optzoo.mcts import (
+    KVDAUCT,
+    OGAUCT,
+    UCT,
+    GameOfLife,
+    SailingWind,
+    SysAdmin,
+    exact_values,
+    play_episode,
+)
+from tests.conftest import REPO
+
+
+class Diamond:
+    """Hand-built DAG, horizon 2: from 'r', action 0 gives reward 1 to 'x', action 1 reward 3 to
+    'y'; 'x' and 'y' have one action each, rewards 2 and 7, to 'z'.
+    Q* at the root: 1 + 2 = 3 and 3 + 7 = 10; V*(x) = 2, V*(y) = 7."""
+
+    horizon = 2
+
+    def initial_state(self):
+        return "r"
+
+    def legal_actions(self, state):
+        return (0, 1) if state == "r" else (0,)
+
+    def step(self, state, action):
+        table = {("r", 0): ("x", 1.0), ("r", 1): ("y", 3.0), ("x", 0): ("z", 2.0),
+                 ("y", 0): ("z", 7.0)}
+        return table[(state, action)]
+
+
+SMALL = [Diamond(), SysAdmin(n=3, horizon=3), GameOfLife(size=2, horizon=3, alive=(0,)),
+         SailingWind(size=3, horizon=4)]
+
+
+def _q_star(tree, q, memo):
+    env = tree.env
+    return tree.q_reward[q] + exact_values(env, tree.s_env[tree.q_child[q]],
+                                           tree.s_depth[tree.q_child[q]], memo)
+
+
+def _groups(ids):
+    out = defaultdict(list)
+    for i, x in enumerate(ids):
+        out[x].append(i)
+    return out
+
+
+@pytest.mark.parametrize("agent", [OGAUCT, KVDAUCT])
+@pytest.mark.parametrize("env", SMALL, ids=lambda e: type(e).__name__)
+def test_offsets_match_brute_force_values(env, agent):
+    tree = agent(env, seed=0)
+    tree.expand_all(env.initial_state())
+    memo = {}
+    for members in _groups(tree.q_abs).values():
+        w = [_q_star(tree, q, memo) - tree.q_b[q] for q in members]
+        assert max(w) - min(w) < 1e-9
+    for members in _groups(tree.s_abs).values():
+        u = [exact_values(env, tree.s_env[s], tree.s_depth[s], memo) - tree.s_e[s]
+             for s in members]
+        assert max(u) - min(u) < 1e-9
+
+
+def test_hand_built_dag_offsets_and_grouping():
+    kv = KVDAUCT(Diamond(), seed=0)
+    kv.expand_all("r")
+    by_action = {(kv.s_env[kv.q_parent[q]], kv.q_action[q]): q for q in range(len(kv.q_abs))}
+    root_q = [by_action[("r", 0)], by_action[("r", 1)]]
+    # x and y are one abstract state (their children differ by the known 5), so the two root
+    # Q-nodes are grouped, with Q*(r,1) − Q*(r,0) = 10 − 3 = 7 known from the offsets
+    assert kv.q_abs[root_q[0]] == kv.q_abs[root_q[1]]
+    assert kv.q_b[root_q[1]] - kv.q_b[root_q[0]] == pytest.approx(7.0)
+    sx, sy = (kv.q_child[q] for q in root_q)
+    assert kv.s_abs[sx] == kv.s_abs[sy] and kv.s_e[sy] - kv.s_e[sx] == pytest.approx(5.0)
+    oga = OGAUCT(Diamond(), seed=0)
+    oga.expand_all("r")
+    assert len(set(oga.q_abs)) == len(oga.q_abs)  # all rewards differ: ASAP groups nothing
+
+
+@pytest.mark.parametrize("env", SMALL, ids=lambda e: type(e).__name__)
+def test_kvda_groups_a_superset_of_oga_on_q_nodes_above_the_horizon(env):
+    oga, kv = OGAUCT(env, seed=0), KVDAUCT(env, seed=0)
+    oga.expand_all(env.initial_state())
+    kv.expand_all(env.initial_state())
+    # same seed, same expansion order: node ids coincide
+    assert oga.q_child == kv.q_child and oga.s_env == kv.s_env
+    last = env.horizon - 1
+    for members in _groups(oga.q_abs).values():
+        if kv.s_depth[kv.q_parent[members[0]]] == last:  # successors: the shared terminal node
+            assert len({kv.q_abs[i] for i in members}) == 1
+    assert len(set(kv.q_abs)) <= len(set(oga.q_abs))
+
+
+def test_equal_offset_rule_can_split_states_that_oga_groups():
+    """The paper's state rule (children of one state in one abstract Q-node must have equal
+    offsets) makes KVDA's state abstraction no coarser than OGA's only on Q-nodes: SysAdmin's
+    reboot actions whose successors coincide but whose rewards differ leave states alone."""
+    env = SysAdmin(n=3, horizon=3)
+    oga, kv = OGAUCT(env, seed=0), KVDAUCT(env, seed=0)
+    oga.expand_all(env.initial_state())
+    kv.expand_all(env.initial_state())
+    split = [m for m in _groups(oga.s_abs).values()
+             if len(m) > 1 and len({kv.s_abs[i] for i in m}) > 1]
+    assert split
+
+    def clash(s):
+        seen = {}
+        return any(seen.setdefault(kv.q_abs[q], round(kv.q_b[q], 9)) != round(kv.q_b[q], 9)
+                   for q in kv.s_children[s])
+
+    # every split is explained by the rule: some member has two children in one abstract
+    # Q-node with different offsets, and stays alone
+    for members in split:
+        lonely = [s for s in members if clash(s)]
+        assert lonely and all(kv.s_abs.count(kv.s_abs[s]) == 1 for s in lonely)
+
+
+def _brute_value(tree, q):
+    x = tree.q_abs[q]
+    members = [m for m in range(len(tree.q_abs)) if tree.q_abs[m] == x]
+    n = sum(tree.q_n[m] for m in members)
+    s = sum(tree.q_s[m] - tree.q_b[m] * tree.q_n[m] for m in members)
+    return s / n + tree.q_b[q]
+
+
+@pytest.mark.parametrize("agent", [UCT, OGAUCT, KVDAUCT])
+def test_incremental_statistics_equal_recomputed_ones(agent):
+    env = SailingWind(size=4, horizon=6)
+    tree = agent(env, iterations=150, c=1.0, seed=3)
+    tree.search(env.initial_state())
+    for q in range(len(tree.q_abs)):
+        assert tree.value(q) == pytest.approx(_brute_value(tree, q), abs=1e-9)
+    assert sum(tree.abs_n) == sum(tree.q_n)
+
+
+def test_values_converge_to_exact_q_star_like_uct():
+    env = SysAdmin(n=2, horizon=2, down=(0,))
+    memo = {}
+    errs = {}
+    for agent in (UCT, KVDAUCT):
+        tree = agent(env, iterations=3000, c=1.0, seed=1)
+        tree.search(env.initial_state())
+        root = 0
+        best = max(_q_star(tree, q, memo) for q in tree.s_children[root])
+        # the greedy child's estimate converges to V*; every value is within the rollout range
+        errs[agent.name] = abs(max(tree.value(q) for q in tree.s_children[root]) - best)
+        for q in tree.s_children[root]:
+            assert tree.value(q) <= _q_star(tree, q, memo) + 1e-9
+    assert errs["kvda"] < 0.1 and errs["uct"] < 0.1
+    assert errs["kvda"] <= errs["uct"] + 0.02
+
+
+def test_search_returns_a_legal_action_and_episode_is_deterministic():
+    env = GameOfLife()
+    a = play_episode(KVDAUCT(env, iterations=20, seed=5), env)
+    b = play_episode(KVDAUCT(env, iterations=20, seed=5), env)
+    assert a == b and math.isfinite(a["return"])
+
+
+@pytest.mark.parametrize("kwargs", [{"iterations": 0}, {"c": 0.0}, {"recency": 0}])
+def test_bad_arguments_raise(kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        KVDAUCT(SysAdmin(), **kwargs)
+
+
+def test_bad_environment_and_domain_raise():
+    with pytest.raises(ValueError, match="env"):
+        UCT(object())
+    with pytest.raises(ValueError, match="down"):
+        SysAdmin(n=3, down=(5,))
+    with pytest.raises(ValueError, match="depth"):
+        UCT(SysAdmin(horizon=2)).search(SysAdmin().initial_state(), depth=2)
+
+
+def test_reproduction_smoke(tmp_path):
+    from optzoo.mcts.reproduce.kvda_uct import PRESETS, REPRODUCTION
+
+    cfg = PRESETS["smoke"]
+    results = [Result(t, REPRODUCTION.run_trial(t, "cpu")) for t in REPRODUCTION.trials(cfg)]
+    summary = REPRODUCTION.summarize(results, cfg, tmp_path)
+    assert len(summary.claims) == 3 and summary.tables[0].rows
+    assert all(f.path.exists() for f in summary.figures)
+    kv = [r.metrics["q_ratio"] for r in results if r.trial.method == "kvda"]
+    assert all(np.isfinite(kv)) and min(kv) >= 1.0
+
+
+def test_benchmark_row_tiny(monkeypatch):
+    path = REPO / "benchmarks" / "bench_mcts.py"
+    spec = importlib.util.spec_from_file_location("_bench_mcts", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "ITERATIONS", 10)
+    monkeypatch.setattr(module, "BLOCKS", 1)
+    for fn in module.BENCHMARKS:
+        row = fn()
+        assert {"name", "method", "peer", "method_s", "peer_s"} <= set(row)
+        assert row["method_s"] > 0 and row["peer_s"] > 0
