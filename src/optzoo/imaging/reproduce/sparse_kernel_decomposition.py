@@ -55,6 +55,7 @@ import torch
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import metric_values as _vals
 from optzoo.imaging.dense_convolution import dense_filter
 from optzoo.imaging.low_rank import apply_low_rank, low_rank_decomposition
 from optzoo.imaging.problems import (
@@ -355,10 +356,6 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 
 # -- summary -----------------------------------------------------------------------------------
-
-def _vals(rs: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in rs if r.metrics.get(key) is not None]
-
 
 def _fmt(vals: list[float], digits: int = 4) -> str:
     return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"

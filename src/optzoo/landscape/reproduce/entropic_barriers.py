@@ -55,7 +55,10 @@ from torch import nn
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
-from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.stats import ci_above as _ci_above
+from optzoo.experiment.stats import fmt_values as _fmt
+from optzoo.experiment.stats import mean_ci
+from optzoo.experiment.stats import metric_values as _vals
 from optzoo.landscape import (
     curvature_profile,
     find_path,
@@ -338,23 +341,10 @@ def run_trial(trial: Trial, device: str) -> dict:
 
 # -- summary -----------------------------------------------------------------------------------
 
-def _vals(results: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in results if r.metrics.get(key) is not None]
-
-
 def _pairs(results: list[Result], cond: str) -> list[float]:
     """Final drifts over (seed, start) pairs, in a fixed order (for paired differences)."""
     return [float(r.metrics[f"drift_{cond}_y{si}"]) for r in results
             for si in range(len(STARTS))]
-
-
-def _fmt(vals: list[float], digits: int = 3) -> str:
-    return fmt_ci(*mean_ci(vals), digits=digits) if vals else "—"
-
-
-def _ci_above(vals: list[float], level: float = 0.0) -> bool:
-    m, h = mean_ci(vals)
-    return bool(math.isfinite(h) and m - h > level)
 
 
 def summarize(results: list[Result], cfg: EntropicConfig, outdir: Path) -> Summary:
