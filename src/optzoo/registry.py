@@ -138,7 +138,8 @@ PAPERS: tuple[Paper, ...] = (
        "optzoo.mcts.reproduce.kvda_uct:REPRODUCTION"),
     _P("dr-sac",
        "DR-SAC: Distributionally Robust Soft Actor-Critic for Reinforcement Learning under "
-       "Uncertainty", "DR-SAC", "rl", "a19MA0ksbc"),
+       "Uncertainty", "DR-SAC", "rl", "a19MA0ksbc",
+       "optzoo.rl.reproduce.dr_sac:REPRODUCTION"),
     _P("adversarial-cmdp", "Primal-Dual Policy Optimization for Adversarial Linear CMDPs",
        "Weighted-LogSumExp primal-dual PO", "rl", "baP3Dw7bWO",
        "optzoo.rl.reproduce.adversarial_cmdp:REPRODUCTION"),

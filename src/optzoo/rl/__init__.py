@@ -21,3 +21,24 @@ __all__ = [
     "occupancy", "random_linear_cmdp", "run_pdpo", "sample_episode", "switching_losses",
     "weighted_lse_policy",
 ]
+
+# DR-SAC needs torch and gymnasium (the ``rl`` extra): imported on first use so that the
+# NumPy-only CMDP code above works without them.
+_LAZY = {
+    "DRSAC": "optzoo.rl.dr_sac", "DRSACConfig": "optzoo.rl.dr_sac",
+    "OfflineData": "optzoo.rl.dr_sac", "TransitionVAE": "optzoo.rl.dr_sac",
+    "kl_dro_dual": "optzoo.rl.dr_sac", "kl_dro_worst_case": "optzoo.rl.dr_sac",
+    "Perturbation": "optzoo.rl.perturbed_control", "collect_dataset": "optzoo.rl.perturbed_control",
+    "evaluate_policy": "optzoo.rl.perturbed_control", "make_env": "optzoo.rl.perturbed_control",
+    "pendulum_swingup": "optzoo.rl.perturbed_control",
+}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name])
+        return getattr(module, "evaluate" if name == "evaluate_policy" else name)
+    raise AttributeError(f"module 'optzoo.rl' has no attribute {name!r}")

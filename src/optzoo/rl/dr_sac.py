@@ -1,0 +1,534 @@
+"""DR-SAC: distributionally robust soft actor-critic for offline RL (Cui, Zhou, Han,
+Hanasusanto, Wang, Zhang & Zhou, "DR-SAC: Distributionally Robust Soft Actor-Critic for
+Reinforcement Learning under Uncertainty", ICLR 2026, OpenReview a19MA0ksbc, arXiv 2506.12622).
+
+The robust soft Bellman operator (paper, Eq. for T_δ) replaces the nominal expectation of the
+next-state soft value by its worst case over a KL ball of radius δ around the nominal kernel P⁰:
+
+    Q(s, a) = r(s, a) + γ · inf_{P: KL(P‖P⁰_{s,a}) ≤ δ} E_{s'~P}[V(s')],
+    V(s)    = E_{a~π}[Q(s, a) − α log π(a|s)].
+
+Its KL-DRO dual (used by the paper and the official code) is a 1-D concave maximisation,
+
+    inf_P E_P[V] = sup_{β>0} −β log E_{s'~P⁰}[exp(−V(s')/β)] − βδ,            (dual)
+
+which :func:`kl_dro_dual` evaluates stably with a logsumexp over the m next-state samples.
+
+Reading of the official implementation (``Lemutisme/DR-SAC``, ``sac.py``; read, not copied):
+
+* P⁰ is unknown offline, so a conditional VAE (:class:`TransitionVAE`: encoder [s, a, s'] →
+  (μ, log σ²), latent dim 5; decoder [s, a, z] → s'; loss = summed squared error + KL to
+  N(0, I)) is fitted to the data and keeps training one step per agent update. Here it is also
+  pre-trained for ``model_pretrain_steps`` before the agent starts (the brief's ``gen_steps``,
+  from the repository's newer README).
+* Per update: draw m = 200 next states per (s, a) from the VAE; the dual variable is a network
+  g(s, a) = exp(MLP(s, a)) (the "functional" option) trained by 5 Adam steps ascending the mean
+  dual (stopping early when it moves by < 0.1%); the critic target is y = r + γ(1 − d)·D(s, a)
+  with D the dual at g. The official code recomputes V_target(s') inside each of the 5 steps;
+  V_target is frozen during them, so it is computed once here (same values, 5× fewer passes).
+* The "separate" option solves the scalar dual per sample with SciPy's bounded Brent search on
+  β ∈ (1e-4, 1) in the code; :func:`kl_dro_worst_case` is that search (bounds configurable).
+* The rest is the code's SAC: tanh-squashed Gaussian actor (log-std clamped to [−20, 2]), a pair
+  of Q-critics regressed onto the same target, a V-critic regressed onto
+  min(Q₁, Q₂)(s, ã) − α log π(ã|s) with its Polyak-averaged copy (τ = 0.005) as the only
+  target network, actor loss E[α log π − min Q], adaptive α with target entropy −|A| (its Adam
+  uses the critic learning rate), MLPs of two hidden layers of 256 (``net_arch [256, 256]``,
+  ``net_layer 1``), plain Adam.
+* Pendulum settings of the code: actor/critic lr 5e-4, dual and VAE lr 5e-5, α₀ = 0.12,
+  γ = 0.99, batch 256, 20k offline steps, rewards adapted as (r + 8)/8.
+
+Choices where the code and the brief differ, taken here and recorded:
+
+* States are standardised with the dataset's mean and standard deviation (the brief, after the
+  newer code); every network, the VAE included, works in standardised coordinates, so the
+  sampled next states need no un-normalising.
+* g is clamped to ``beta_bounds`` (default [1e-4, 100]): the brief's pitfall — as β → 0 the dual
+  tends to min_j V(s'_j), dominated by generative outliers. The dual at any β > 0 is a lower bound
+  on the inner infimum (weak duality), so clamping can only make the target more pessimistic,
+  never optimistic.
+* Actor and critic learning rates decay by (1 − 1e-5) per step (the brief, from the newer
+  config; ``lr_decay`` = 1 switches it off).
+* ``robust=False`` gives the offline SAC baseline: everything identical except the target
+  y = r + γ(1 − d) V_target(s'), so the comparison isolates robustness (the brief's pitfall).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from optzoo.errors import ConfigError
+
+# -- the KL-DRO dual ---------------------------------------------------------------------------
+
+
+def kl_dro_dual(values: torch.Tensor, beta: torch.Tensor | float, delta: float,
+                log_weights: torch.Tensor | None = None) -> torch.Tensor:
+    """The dual objective −β log Σ_j w_j exp(−V_j/β) − βδ of inf_{KL(P‖P⁰)≤δ} E_P[V].
+
+    Args:
+        values: V at the next-state samples, shape (..., m).
+        beta: dual variable β > 0, broadcastable to values' leading shape (...) or (..., 1).
+        delta: KL radius δ ≥ 0.
+        log_weights: log P⁰ weights of the samples, shape (..., m) (they must sum to one);
+            None: the empirical measure, w_j = 1/m.
+
+    Returns:
+        The dual value, shape (...). For every β > 0 it is ≤ the inner infimum (weak duality)
+        and its supremum over β equals it (strong duality for δ > 0).
+    """
+    if delta < 0:
+        raise ValueError(f"delta: expected >= 0, got {delta}")
+    beta = torch.as_tensor(beta, dtype=values.dtype, device=values.device)
+    if beta.dim() == values.dim():
+        beta = beta.squeeze(-1)
+    b = beta.unsqueeze(-1)
+    if log_weights is None:
+        lse = torch.logsumexp(-values / b, dim=-1) - math.log(values.shape[-1])
+    else:
+        lse = torch.logsumexp(log_weights - values / b, dim=-1)
+    return -beta * lse - beta * delta
+
+
+def kl_dro_worst_case(values: np.ndarray, delta: float, probs: np.ndarray | None = None,
+                      beta_bounds: tuple[float, float] = (1e-4, 100.0)) -> np.ndarray:
+    """inf_{KL(P‖P⁰)≤δ} E_P[V] per row by a bounded scalar search on the dual (the code's
+    "separate" option: one SciPy Brent search per sample).
+
+    Args:
+        values: shape (n, m) (or (m,)): V at m next states for each of n samples.
+        delta: KL radius δ ≥ 0 (δ = 0 returns the nominal mean).
+        probs: P⁰ of the m states, shape like values (None: uniform).
+        beta_bounds: the search interval for β.
+
+    Returns:
+        Array of shape (n,) (or a 0-d array for 1-D input).
+    """
+    from scipy.optimize import minimize_scalar
+    from scipy.special import logsumexp
+
+    v = np.asarray(values, dtype=float)
+    squeeze = v.ndim == 1
+    v = np.atleast_2d(v)
+    if probs is None:
+        logw = np.full_like(v, -math.log(v.shape[1]))
+    else:
+        p = np.atleast_2d(np.asarray(probs, dtype=float))
+        if p.shape != v.shape or np.any(p < 0) or not np.allclose(p.sum(1), 1.0):
+            raise ValueError("probs: expected non-negative rows summing to 1 with the shape of "
+                             f"values {v.shape}, got {p.shape}")
+        with np.errstate(divide="ignore"):
+            logw = np.log(p)
+    lo, hi = beta_bounds
+    if not 0 < lo < hi:
+        raise ValueError(f"beta_bounds: expected 0 < low < high, got {beta_bounds}")
+    out = np.empty(v.shape[0])
+    for i in range(v.shape[0]):
+        if delta == 0:
+            out[i] = float(np.exp(logw[i]) @ v[i])
+            continue
+
+        def neg_dual(beta, vi=v[i], lw=logw[i]):
+            return beta * logsumexp(lw - vi / beta) + beta * delta
+
+        res = minimize_scalar(neg_dual, bounds=(lo, hi), method="bounded",
+                              options={"xatol": 1e-6 * lo + 1e-9})
+        out[i] = -res.fun
+    return out[0] if squeeze else out
+
+
+# -- networks ----------------------------------------------------------------------------------
+
+
+def mlp(sizes: list[int], out_act: type[nn.Module] = nn.Identity) -> nn.Sequential:
+    """Linear layers with ReLU between them and ``out_act`` after the last."""
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers += [nn.Linear(sizes[i], sizes[i + 1]),
+                   nn.ReLU() if i < len(sizes) - 2 else out_act()]
+    return nn.Sequential(*layers)
+
+
+class SquashedGaussianActor(nn.Module):
+    """π(a|s) = tanh(N(μ(s), σ(s)²)); log π with the numerically stable tanh correction."""
+
+    LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
+
+    def __init__(self, state_dim: int, action_dim: int, hidden: tuple[int, ...]):
+        super().__init__()
+        self.body = mlp([state_dim, *hidden], out_act=nn.ReLU)
+        self.mu = nn.Linear(hidden[-1], action_dim)
+        self.log_std = nn.Linear(hidden[-1], action_dim)
+
+    def forward(self, s: torch.Tensor, deterministic: bool = False, with_logprob: bool = True):
+        h = self.body(s)
+        mu = self.mu(h)
+        log_std = self.log_std(h).clamp(self.LOG_STD_MIN, self.LOG_STD_MAX)
+        std = log_std.exp()
+        u = mu if deterministic else mu + std * torch.randn_like(mu)
+        a = torch.tanh(u)
+        if not with_logprob:
+            return a, None
+        # log N(u; μ, σ) − Σ log(1 − tanh²u), with log(1 − tanh²u) = 2(log 2 − u − softplus(−2u))
+        logp = (-0.5 * ((u - mu) / std) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+        logp = logp - (2 * (math.log(2) - u - F.softplus(-2 * u))).sum(-1)
+        return a, logp.unsqueeze(-1)
+
+
+class TransitionVAE(nn.Module):
+    """Conditional VAE for the nominal kernel p(s' | s, a) (the official code's model)."""
+
+    def __init__(self, state_dim: int, action_dim: int, hidden: tuple[int, ...],
+                 latent_dim: int = 5):
+        super().__init__()
+        self.latent_dim = latent_dim
+        self.encoder = mlp([2 * state_dim + action_dim, *hidden], out_act=nn.ReLU)
+        self.e_mu = nn.Linear(hidden[-1], latent_dim)
+        self.e_logvar = nn.Linear(hidden[-1], latent_dim)
+        self.decoder = mlp([state_dim + action_dim + latent_dim, *hidden, state_dim])
+
+    def loss(self, s: torch.Tensor, a: torch.Tensor, s_next: torch.Tensor) -> torch.Tensor:
+        """Summed squared reconstruction error + KL(q(z|s,a,s') ‖ N(0, I)) (the code's loss)."""
+        h = self.encoder(torch.cat([s, a, s_next], -1))
+        mu, logvar = self.e_mu(h), self.e_logvar(h)
+        z = mu + (0.5 * logvar).exp() * torch.randn_like(mu)
+        recon = self.decoder(torch.cat([s, a, z], -1))
+        kl = -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum()
+        return F.mse_loss(recon, s_next, reduction="sum") + kl
+
+    @torch.no_grad()
+    def sample(self, s: torch.Tensor, a: torch.Tensor, m: int) -> torch.Tensor:
+        """m next states per row from the prior, shape (n, m, state_dim)."""
+        n = s.shape[0]
+        z = torch.randn(n, m, self.latent_dim, device=s.device, dtype=s.dtype)
+        sa = torch.cat([s, a], -1).unsqueeze(1).expand(n, m, -1)
+        return self.decoder(torch.cat([sa, z], -1))
+
+
+# -- the agent -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DRSACConfig:
+    """Hyper-parameters of DR-SAC / offline SAC (defaults: the official Pendulum config).
+
+    Args:
+        robust: True: DR-SAC's robust target; False: the offline SAC baseline.
+        delta: KL radius δ of the uncertainty set.
+        dual: "functional" (g(s,a) network, the paper's fast option) or "separate" (a scalar
+            Brent search per sample, the slow accurate option).
+        dual_steps: Adam steps on g per update (5 in the code).
+        next_samples: next states drawn from the VAE per (s, a) (200 in the code).
+        beta_bounds: clamp of the dual variable (see the module docstring).
+        hidden: hidden widths of every MLP (actor, critics, dual, VAE).
+        latent_dim: VAE latent dimension.
+        gamma, tau, batch_size: discount, Polyak rate of the V target, minibatch size.
+        actor_lr, critic_lr, dual_lr, model_lr: Adam learning rates.
+        lr_decay: per-step multiplicative decay of the actor and critic learning rates.
+        alpha, adaptive_alpha: initial entropy temperature; tune it to entropy −|A|.
+        model_pretrain_steps: VAE steps before the agent's first update.
+        normalize_states: standardise states with the dataset's statistics.
+    """
+
+    robust: bool = True
+    delta: float = 0.1
+    dual: str = "functional"
+    dual_steps: int = 5
+    next_samples: int = 200
+    beta_bounds: tuple[float, float] = (1e-4, 100.0)
+    hidden: tuple[int, ...] = (256, 256)
+    latent_dim: int = 5
+    gamma: float = 0.99
+    tau: float = 0.005
+    batch_size: int = 256
+    actor_lr: float = 5e-4
+    critic_lr: float = 5e-4
+    dual_lr: float = 5e-5
+    model_lr: float = 5e-5
+    lr_decay: float = 1 - 1e-5
+    alpha: float = 0.12
+    adaptive_alpha: bool = True
+    model_pretrain_steps: int = 5000
+    normalize_states: bool = True
+
+    def __post_init__(self):
+        if self.delta < 0:
+            raise ConfigError(f"delta: expected >= 0, got {self.delta}")
+        if self.dual not in ("functional", "separate"):
+            raise ConfigError(f"dual: expected 'functional' or 'separate', got {self.dual!r}")
+        for name in ("dual_steps", "next_samples", "batch_size", "latent_dim"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"{name}: expected >= 1, got {getattr(self, name)}")
+        if self.model_pretrain_steps < 0:
+            raise ConfigError(f"model_pretrain_steps: expected >= 0, "
+                              f"got {self.model_pretrain_steps}")
+        if not 0 < self.beta_bounds[0] < self.beta_bounds[1]:
+            raise ConfigError(f"beta_bounds: expected 0 < low < high, got {self.beta_bounds}")
+        if not 0 <= self.gamma < 1 or not 0 < self.tau <= 1:
+            raise ConfigError(f"gamma in [0, 1) and tau in (0, 1] expected, got gamma="
+                              f"{self.gamma}, tau={self.tau}")
+        if not self.hidden or any(h < 1 for h in self.hidden):
+            raise ConfigError(f"hidden: expected positive widths, got {self.hidden}")
+        if not 0 < self.lr_decay <= 1:
+            raise ConfigError(f"lr_decay: expected in (0, 1], got {self.lr_decay}")
+
+
+@dataclass
+class OfflineData:
+    """Transitions (s, a, r, s', terminated) as float tensors; actions scaled to [−1, 1].
+
+    ``terminated`` marks true terminal states only (time-limit truncation is not terminal: the
+    brief's pitfall), so the bootstrap is kept across truncations.
+    """
+
+    states: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    next_states: torch.Tensor
+    terminated: torch.Tensor
+
+    def __post_init__(self):
+        n = self.states.shape[0]
+        for name in ("actions", "rewards", "next_states", "terminated"):
+            t = getattr(self, name)
+            if t.shape[0] != n:
+                raise ValueError(f"{name}: expected {n} rows like states, got {t.shape[0]}")
+        if self.next_states.shape != self.states.shape:
+            raise ValueError(f"next_states: expected shape {tuple(self.states.shape)}, "
+                             f"got {tuple(self.next_states.shape)}")
+        if self.rewards.dim() != 1 or self.terminated.dim() != 1:
+            raise ValueError("rewards and terminated: expected 1-D tensors")
+        if n == 0:
+            raise ValueError("OfflineData: expected at least one transition")
+
+    def __len__(self) -> int:
+        return self.states.shape[0]
+
+    def to(self, device) -> OfflineData:
+        return OfflineData(*(t.to(device) for t in (self.states, self.actions, self.rewards,
+                                                     self.next_states, self.terminated)))
+
+
+class DRSAC:
+    """Offline DR-SAC (``config.robust``) or offline SAC on a fixed dataset.
+
+    Example::
+
+        agent = DRSAC(data, DRSACConfig(delta=0.1), seed=0)
+        agent.fit(10_000)
+        action = agent.act(obs)            # numpy, in [-1, 1]^|A|
+
+    Args:
+        data: the offline dataset (:class:`OfflineData`).
+        config: hyper-parameters.
+        seed: seeds the networks and the minibatch sampler.
+        device: torch device.
+    """
+
+    def __init__(self, data: OfflineData, config: DRSACConfig | None = None, seed: int = 0,
+                 device: str | torch.device = "cpu"):
+        self.cfg = cfg = config or DRSACConfig()
+        self.device = torch.device(device)
+        self.data = data.to(self.device)
+        self._gen = torch.Generator(device=self.device).manual_seed(int(seed) + 1)
+        torch.manual_seed(int(seed))
+        sd, ad = data.states.shape[1], data.actions.shape[1]
+        self.state_dim, self.action_dim = sd, ad
+        if cfg.normalize_states:
+            both = torch.cat([self.data.states, self.data.next_states])
+            self.s_mean, self.s_std = both.mean(0), both.std(0).clamp_min(1e-6)
+        else:
+            self.s_mean = torch.zeros(sd, device=self.device)
+            self.s_std = torch.ones(sd, device=self.device)
+        h = tuple(cfg.hidden)
+        dev = self.device
+        self.actor = SquashedGaussianActor(sd, ad, h).to(dev)
+        self.q1, self.q2 = mlp([sd + ad, *h, 1]).to(dev), mlp([sd + ad, *h, 1]).to(dev)
+        self.v = mlp([sd, *h, 1]).to(dev)
+        self.v_target = copy.deepcopy(self.v).requires_grad_(False)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
+        self.q_opt = torch.optim.Adam([*self.q1.parameters(), *self.q2.parameters()],
+                                      lr=cfg.critic_lr)
+        self.v_opt = torch.optim.Adam(self.v.parameters(), lr=cfg.critic_lr)
+        self.log_alpha = torch.tensor(math.log(cfg.alpha), device=dev, requires_grad=True)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.critic_lr)
+        self.target_entropy = -float(ad)
+        self.model = self.g = None
+        if cfg.robust:
+            self.model = TransitionVAE(sd, ad, h, cfg.latent_dim).to(dev)
+            self.model_opt = torch.optim.Adam(self.model.parameters(), lr=cfg.model_lr)
+            self.g = mlp([sd + ad, *h, 1]).to(dev)
+            self.g_opt = torch.optim.Adam(self.g.parameters(), lr=cfg.dual_lr)
+        self.steps = 0
+        self.model_steps = 0
+        self.timing = {"update_s": 0.0, "model_pretrain_s": 0.0}
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def normalize(self, s: torch.Tensor) -> torch.Tensor:
+        return (s - self.s_mean) / self.s_std
+
+    def _batch(self):
+        idx = torch.randint(len(self.data), (self.cfg.batch_size,), generator=self._gen,
+                            device=self.device)
+        d = self.data
+        return (self.normalize(d.states[idx]), d.actions[idx], d.rewards[idx].unsqueeze(-1),
+                self.normalize(d.next_states[idx]), d.terminated[idx].float().unsqueeze(-1))
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        return self.log_alpha.exp().detach() if self.cfg.adaptive_alpha else torch.tensor(
+            self.cfg.alpha, device=self.device)
+
+    def _beta(self, s: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        lo, hi = self.cfg.beta_bounds
+        return self.g(torch.cat([s, a], -1)).clamp(math.log(lo), math.log(hi)).exp()
+
+    def model_step(self, batch=None) -> float:
+        """One Adam step of the VAE on a minibatch."""
+        s, a, _, s2, _ = batch if batch is not None else self._batch()
+        loss = self.model.loss(s, a, s2)
+        self.model_opt.zero_grad()
+        loss.backward()
+        self.model_opt.step()
+        self.model_steps += 1
+        return loss.item() / s.shape[0]
+
+    def pretrain_model(self, steps: int | None = None) -> float:
+        """Fit the nominal VAE before the agent starts; returns the last per-sample loss."""
+        if self.model is None:
+            return math.nan
+        t0 = time.perf_counter()
+        loss = math.nan
+        for _ in range(self.cfg.model_pretrain_steps if steps is None else steps):
+            loss = self.model_step()
+        self.timing["model_pretrain_s"] += time.perf_counter() - t0
+        return loss
+
+    @torch.no_grad()
+    def model_error(self, n: int = 2048) -> dict:
+        """One-step error of the VAE's sample mean against the data (standardised units) and the
+        spread of its samples: the brief's check before robust training."""
+        idx = torch.randint(len(self.data), (min(n, len(self.data)),), generator=self._gen,
+                            device=self.device)
+        s, a = self.normalize(self.data.states[idx]), self.data.actions[idx]
+        s2 = self.normalize(self.data.next_states[idx])
+        samples = self.model.sample(s, a, self.cfg.next_samples)
+        return {"rmse": float((samples.mean(1) - s2).pow(2).mean().sqrt()),
+                "sample_std": float(samples.std(1).mean())}
+
+    # -- the robust target ---------------------------------------------------------------
+
+    def robust_next_value(self, s, a) -> torch.Tensor:
+        """D(s, a) ≈ inf_{KL(P‖P⁰)≤δ} E_P[V_target(s')] from the VAE's samples, shape (n, 1)."""
+        cfg = self.cfg
+        with torch.no_grad():
+            s_next = self.model.sample(s, a, cfg.next_samples)
+            v_next = self.v_target(s_next).squeeze(-1)  # (n, m); fixed during the dual steps
+        if cfg.dual == "separate":
+            out = kl_dro_worst_case(v_next.cpu().double().numpy(), cfg.delta,
+                                    beta_bounds=cfg.beta_bounds)
+            return torch.as_tensor(out, dtype=s.dtype, device=s.device).unsqueeze(-1)
+        old = math.inf
+        for _ in range(cfg.dual_steps):
+            loss = -kl_dro_dual(v_next, self._beta(s, a), cfg.delta).mean()
+            # the code's stopping rule: relative change of the dual loss below 1e-3
+            if abs(loss.item() - old) < 1e-3 * abs(old):
+                break
+            old = loss.item()
+            self.g_opt.zero_grad()
+            loss.backward()
+            self.g_opt.step()
+        with torch.no_grad():
+            return kl_dro_dual(v_next, self._beta(s, a), cfg.delta).unsqueeze(-1)
+
+    # -- one update ----------------------------------------------------------------------
+
+    def update(self) -> dict:
+        """One training step: (VAE step, dual steps,) Q, V, actor, α, Polyak."""
+        t0 = time.perf_counter()
+        cfg = self.cfg
+        batch = self._batch()
+        s, a, r, s2, term = batch
+        info = {}
+        if cfg.robust:
+            info["model_loss"] = self.model_step(batch)
+            next_v = self.robust_next_value(s, a)
+        else:
+            with torch.no_grad():
+                next_v = self.v_target(s2)
+        with torch.no_grad():
+            y = r + cfg.gamma * (1.0 - term) * next_v
+        sa = torch.cat([s, a], -1)
+        q_loss = F.mse_loss(self.q1(sa), y) + F.mse_loss(self.q2(sa), y)
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+
+        a_pi, logp = self.actor(s)
+        sa_pi = torch.cat([s, a_pi], -1)
+        for p in (*self.q1.parameters(), *self.q2.parameters()):
+            p.requires_grad_(False)
+        q_pi = torch.min(self.q1(sa_pi), self.q2(sa_pi))
+        for p in (*self.q1.parameters(), *self.q2.parameters()):
+            p.requires_grad_(True)
+        alpha = self.alpha
+        v_loss = F.mse_loss(self.v(s), (q_pi - alpha * logp).detach())
+        self.v_opt.zero_grad()
+        v_loss.backward()
+        self.v_opt.step()
+
+        actor_loss = (alpha * logp - q_pi).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+
+        if cfg.adaptive_alpha:
+            alpha_loss = -(self.log_alpha * (logp.detach() + self.target_entropy)).mean()
+            self.alpha_opt.zero_grad()
+            alpha_loss.backward()
+            self.alpha_opt.step()
+
+        with torch.no_grad():
+            for p, tp in zip(self.v.parameters(), self.v_target.parameters(), strict=True):
+                tp.lerp_(p, cfg.tau)
+        if cfg.lr_decay < 1:
+            for opt in (self.actor_opt, self.q_opt, self.v_opt):
+                for group in opt.param_groups:
+                    group["lr"] *= cfg.lr_decay
+        self.steps += 1
+        self.timing["update_s"] += time.perf_counter() - t0
+        info.update(q_loss=q_loss.item(), v_loss=v_loss.item(), actor_loss=actor_loss.item(),
+                    alpha=float(alpha), target_mean=float(y.mean()))
+        return info
+
+    def fit(self, steps: int, callback: Callable[[int, dict], None] | None = None,
+            every: int = 1000) -> DRSAC:
+        """Pre-train the VAE (robust only, first call) and run ``steps`` updates."""
+        if steps < 0:
+            raise ValueError(f"steps: expected >= 0, got {steps}")
+        if self.cfg.robust and self.model_steps == 0:
+            self.pretrain_model()
+        for i in range(steps):
+            info = self.update()
+            if callback is not None and (i + 1) % every == 0:
+                callback(self.steps, info)
+        return self
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, deterministic: bool = True) -> np.ndarray:
+        """Actions in [−1, 1]^|A| for a state (|S|,) or a batch (n, |S|)."""
+        obs = np.asarray(obs, dtype=np.float32)
+        single = obs.ndim == 1
+        s = torch.as_tensor(np.atleast_2d(obs), device=self.device)
+        a, _ = self.actor(self.normalize(s), deterministic=deterministic, with_logprob=False)
+        a = a.cpu().numpy()
+        return a[0] if single else a

@@ -1,0 +1,217 @@
+"""DR-SAC: the KL-DRO dual against a brute-force primal solution, the functional dual against
+the exact scalar search, and the agent's robust target and training loop."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("gymnasium")
+
+from scipy.optimize import minimize  # noqa: E402
+
+from optzoo.errors import ConfigError  # noqa: E402
+from optzoo.rl.dr_sac import (  # noqa: E402
+    DRSAC,
+    DRSACConfig,
+    OfflineData,
+    kl_dro_dual,
+    kl_dro_worst_case,
+)
+from optzoo.rl.perturbed_control import (  # noqa: E402
+    Perturbation,
+    collect_dataset,
+    evaluate,
+    make_env,
+    pendulum_swingup,
+)
+
+
+def primal_worst_case(v, p0, delta):
+    """min_p Σ p_i v_i  s.t.  Σ p_i log(p_i / p0_i) ≤ δ, p in the simplex — by SLSQP."""
+
+    def kl(p):
+        q = np.clip(p, 1e-300, None)
+        return float(np.sum(np.where(p > 0, q * np.log(q / p0), 0.0)))
+
+    best = math.inf
+    for start in (p0, 0.5 * p0 + 0.5 * np.eye(len(v))[np.argmin(v)]):
+        res = minimize(lambda p: p @ v, start, method="SLSQP",
+                       bounds=[(0.0, 1.0)] * len(v),
+                       constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1.0},
+                                    {"type": "ineq", "fun": lambda p: delta - kl(p)}],
+                       options={"ftol": 1e-12, "maxiter": 500})
+        if res.success and kl(res.x) <= delta + 1e-6:
+            best = min(best, float(res.x @ v))
+    return best
+
+
+@pytest.mark.parametrize("delta", [0.01, 0.1, 0.5])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dual_equals_brute_force_primal(delta, seed):
+    rng = np.random.default_rng(seed)
+    m = 6
+    v = rng.normal(size=m) * 3
+    p0 = rng.dirichlet(np.ones(m))
+    primal = primal_worst_case(v, p0, delta)
+    dual = float(kl_dro_worst_case(v, delta, probs=p0, beta_bounds=(1e-6, 1e4)))
+    assert dual == pytest.approx(primal, abs=2e-4)
+    # the torch dual at the maximising beta reproduces it, and any beta gives a lower bound
+    betas = torch.logspace(-3, 3, 2001, dtype=torch.float64)
+    vals = kl_dro_dual(torch.tensor(v).expand(len(betas), m), betas, delta,
+                       log_weights=torch.tensor(np.log(p0)).expand(len(betas), m))
+    assert float(vals.max()) == pytest.approx(primal, abs=2e-3)
+    assert float(vals.max()) <= primal + 1e-6
+    # robust value lies between the minimum and the nominal mean
+    assert v.min() - 1e-9 <= dual <= p0 @ v + 1e-9
+
+
+def test_dual_limits():
+    v = torch.tensor([[1.0, 2.0, 5.0, -1.0]], dtype=torch.float64)
+    # delta = 0: the nominal (empirical) mean
+    assert float(kl_dro_worst_case(v.numpy(), 0.0)[0]) == pytest.approx(1.75)
+    # large beta: the dual tends to mean - beta * delta; small beta: to min V - beta * delta
+    assert float(kl_dro_dual(v, 1e4, 0.0)) == pytest.approx(1.75, abs=1e-3)
+    assert float(kl_dro_dual(v, 1e-3, 0.0)) == pytest.approx(-1.0 + 1e-3 * math.log(4),
+                                                                 abs=1e-6)
+    # the worst case decreases as delta grows and never falls below min V
+    vals = [float(kl_dro_worst_case(v.numpy(), d)[0]) for d in (0.0, 0.05, 0.2, 1.0, 5.0)]
+    assert all(a > b for a, b in zip(vals, vals[1:], strict=False))
+    assert vals[-1] >= -1.0 - 1e-4 * 5.0  # beta clamped at 1e-4: the dual stays a lower bound
+    with pytest.raises(ValueError, match="delta"):
+        kl_dro_dual(v, 1.0, -0.1)
+    with pytest.raises(ValueError, match="probs"):
+        kl_dro_worst_case(v.numpy(), 0.1, probs=np.ones((1, 4)))
+
+
+def test_functional_dual_converges_to_scalar_search():
+    """g(s, a) trained by the agent's Adam steps reaches the per-sample exact worst case."""
+    torch.manual_seed(0)
+    n, m, delta = 32, 200, 0.1
+    s = torch.randn(n, 3)
+    a = torch.rand(n, 1) * 2 - 1
+    # next-state values with a state-dependent spread, so beta* differs across rows
+    v = s[:, :1] + (0.2 + s[:, 1:2].abs()) * torch.randn(n, m)
+    exact = torch.tensor(kl_dro_worst_case(v.double().numpy(), delta))
+    data = OfflineData(s, a, torch.zeros(n), s, torch.zeros(n, dtype=torch.bool))
+    agent = DRSAC(data, DRSACConfig(hidden=(32, 32), dual_lr=3e-3, normalize_states=False),
+                  seed=0)
+    for _ in range(1500):
+        loss = -kl_dro_dual(v, agent._beta(s, a), delta).mean()
+        agent.g_opt.zero_grad()
+        loss.backward()
+        agent.g_opt.step()
+    with torch.no_grad():
+        got = kl_dro_dual(v, agent._beta(s, a), delta).double()
+    assert torch.all(got <= exact + 1e-4)  # weak duality: never optimistic
+    assert float((exact - got).max()) < 0.02 * float(v.std())
+    nominal = v.mean(1).double()
+    assert torch.all(got < nominal)  # strictly pessimistic for delta > 0
+
+
+def _tiny_data(n=512, seed=0):
+    data, stats = collect_dataset(n, seed=seed)
+    return data
+
+
+def test_collect_dataset_and_evaluate():
+    data, stats = collect_dataset(450, seed=3)
+    assert len(data) == 450 and stats["episodes"] == 3
+    assert data.actions.abs().max() <= 1.0
+    # Pendulum rewards are in [-16.27, 0]; stored as (r + 8) / 8
+    assert data.rewards.min() >= (-16.3 + 8) / 8 and data.rewards.max() <= 1.0
+    assert not data.terminated.any()  # Pendulum only truncates
+    same, _ = collect_dataset(450, seed=3)
+    assert torch.equal(same.states, data.states)
+    # the swing-up controller solves the nominal task; doing nothing does not
+    ctrl = evaluate(lambda o: pendulum_swingup(o) / 2.0, None, episodes=10, seed=0)
+    idle = evaluate(lambda o: np.zeros((len(o), 1)), None, episodes=10, seed=0)
+    assert ctrl.mean() > -300 > idle.mean()
+    # common random numbers: the same seed gives the same returns
+    again = evaluate(lambda o: pendulum_swingup(o) / 2.0, None, episodes=10, seed=0)
+    np.testing.assert_array_equal(ctrl, again)
+
+
+def test_perturbations_change_the_environment():
+    assert make_env("Pendulum-v1", Perturbation("gravity", 1.5)).unwrapped.g == 15.0
+    assert make_env("Pendulum-v1", Perturbation("length", 1.2)).unwrapped.l == pytest.approx(1.2)
+    assert make_env("Pendulum-v1", Perturbation("mass", 2.0)).unwrapped.m == pytest.approx(2.0)
+    env = make_env("Pendulum-v1", Perturbation("random_action", 1.0))
+    env.reset(seed=0)
+    acts = {float(env.action(np.array([0.0], dtype=np.float32))[0]) for _ in range(20)}
+    assert len(acts) > 15 and all(-2 <= a <= 2 for a in acts)
+    env = make_env("Pendulum-v1", Perturbation("action_noise", 0.0))
+    env.reset(seed=0)
+    assert float(env.action(np.array([0.5], dtype=np.float32))[0]) == 0.5
+    ctrl = evaluate(lambda o: pendulum_swingup(o) / 2.0, None, episodes=10, seed=0)
+    noisy = evaluate(lambda o: pendulum_swingup(o) / 2.0, Perturbation("random_action", 0.5),
+                     episodes=10, seed=0)
+    assert noisy.mean() < ctrl.mean()
+    with pytest.raises(ValueError, match="kind"):
+        Perturbation("wind", 1.0)
+    with pytest.raises(ValueError, match="probability"):
+        Perturbation("random_action", 1.5)
+
+
+def test_robust_target_is_the_kl_worst_case_of_model_samples():
+    data = _tiny_data()
+    cfg = DRSACConfig(hidden=(32, 32), next_samples=64, model_pretrain_steps=50,
+                      dual="separate")
+    agent = DRSAC(data, cfg, seed=0)
+    agent.pretrain_model()
+    s, a, *_ = agent._batch()
+    torch.manual_seed(5)
+    got = agent.robust_next_value(s, a).squeeze(-1)
+    torch.manual_seed(5)
+    samples = agent.model.sample(s, a, cfg.next_samples)
+    v = agent.v_target(samples).squeeze(-1).detach().double().numpy()
+    np.testing.assert_allclose(got.numpy(), kl_dro_worst_case(v, cfg.delta), rtol=1e-5,
+                               atol=1e-5)
+    assert torch.all(got <= torch.tensor(v.mean(1), dtype=got.dtype) + 1e-6)
+
+
+@pytest.mark.parametrize("robust", [False, True])
+def test_agent_updates_and_acts(robust):
+    data = _tiny_data()
+    cfg = DRSACConfig(robust=robust, hidden=(32, 32), next_samples=16, batch_size=64,
+                      model_pretrain_steps=20)
+    agent = DRSAC(data, cfg, seed=1).fit(30)
+    again = DRSAC(data, cfg, seed=1).fit(30)
+    # the same seed reproduces the run
+    for p, q in zip(agent.actor.parameters(), again.actor.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert agent.steps == 30
+    info = agent.update()
+    assert all(math.isfinite(v) for v in info.values())
+    act = agent.act(np.zeros(3))
+    assert act.shape == (1,) and np.all(np.abs(act) <= 1)
+    batch = agent.act(np.zeros((4, 3)))
+    assert batch.shape == (4, 1)
+    assert ("model_loss" in info) == robust
+
+
+def test_robust_target_below_nominal_target():
+    """With delta > 0 the critic target uses a value at most the model's nominal mean."""
+    data = _tiny_data()
+    agent = DRSAC(data, DRSACConfig(hidden=(32, 32), next_samples=100,
+                                    model_pretrain_steps=300, delta=0.3), seed=0)
+    agent.pretrain_model()
+    s, a, *_ = agent._batch()
+    torch.manual_seed(0)
+    robust = agent.robust_next_value(s, a)
+    torch.manual_seed(0)
+    nominal = agent.v_target(agent.model.sample(s, a, 100)).mean(1)
+    assert torch.all(robust <= nominal + 1e-6)
+
+
+def test_config_errors():
+    with pytest.raises(ConfigError, match="delta"):
+        DRSACConfig(delta=-1)
+    with pytest.raises(ConfigError, match="dual"):
+        DRSACConfig(dual="beta")
+    with pytest.raises(ConfigError, match="next_samples"):
+        DRSACConfig(next_samples=0)
+    with pytest.raises(ValueError, match="next_states"):
+        OfflineData(torch.zeros(3, 2), torch.zeros(3, 1), torch.zeros(3), torch.zeros(3, 4),
+                    torch.zeros(3, dtype=torch.bool))
