@@ -91,7 +91,8 @@ class Zoo:
     def save(self, path: Path) -> None:
         arrays = {f"w{i}": w for i, w in enumerate(self.weights)}
         arrays.update({f"b{i}": b for i, b in enumerate(self.biases)})
-        tmp = Path(path).with_suffix(".tmp.npz")
+        # one temporary name per process: parallel workers may build the same zoo at once
+        tmp = Path(path).with_suffix(f".{os.getpid()}.tmp.npz")
         np.savez_compressed(tmp, targets=self.targets, activation=np.array(self.activation),
                             meta=np.array(json.dumps(self.meta)), **arrays)
         os.replace(tmp, path)  # atomic: a killed generation never leaves a torn cache file
