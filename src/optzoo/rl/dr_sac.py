@@ -354,19 +354,20 @@ class DRSAC:
         self.q1, self.q2 = mlp([sd + ad, *h, 1]).to(dev), mlp([sd + ad, *h, 1]).to(dev)
         self.v = mlp([sd, *h, 1]).to(dev)
         self.v_target = copy.deepcopy(self.v).requires_grad_(False)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, foreach=True)
         self.q_opt = torch.optim.Adam([*self.q1.parameters(), *self.q2.parameters()],
-                                      lr=cfg.critic_lr)
-        self.v_opt = torch.optim.Adam(self.v.parameters(), lr=cfg.critic_lr)
+                                      lr=cfg.critic_lr, foreach=True)
+        self.v_opt = torch.optim.Adam(self.v.parameters(), lr=cfg.critic_lr, foreach=True)
         self.log_alpha = torch.tensor(math.log(cfg.alpha), device=dev, requires_grad=True)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.critic_lr)
         self.target_entropy = -float(ad)
         self.model = self.g = None
         if cfg.robust:
             self.model = TransitionVAE(sd, ad, h, cfg.latent_dim).to(dev)
-            self.model_opt = torch.optim.Adam(self.model.parameters(), lr=cfg.model_lr)
+            self.model_opt = torch.optim.Adam(self.model.parameters(), lr=cfg.model_lr,
+                                              foreach=True)
             self.g = mlp([sd + ad, *h, 1]).to(dev)
-            self.g_opt = torch.optim.Adam(self.g.parameters(), lr=cfg.dual_lr)
+            self.g_opt = torch.optim.Adam(self.g.parameters(), lr=cfg.dual_lr, foreach=True)
         self.steps = 0
         self.model_steps = 0
         self.timing = {"update_s": 0.0, "model_pretrain_s": 0.0}

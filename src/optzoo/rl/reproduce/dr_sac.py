@@ -139,9 +139,14 @@ def trials(cfg: DRSACRepro) -> list[Trial]:
 # -- one trial ---------------------------------------------------------------------------------
 
 def run_trial(trial: Trial, device: str) -> dict:
+    import torch
+
     from optzoo.rl.dr_sac import DRSAC, DRSACConfig
     from optzoo.rl.perturbed_control import collect_dataset, evaluate, pendulum_swingup
 
+    # one thread per trial: small matmuls lose to thread synchronisation, and trials run in
+    # parallel workers
+    torch.set_num_threads(1)
     cfg = DRSACRepro(**{k: tuple(v) if isinstance(v, list) else v
                         for k, v in {**trial.params, "seeds": 1}.items()})
     noise_rng = np.random.default_rng(7_000 + trial.seed)
