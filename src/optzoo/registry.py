@@ -128,7 +128,8 @@ PAPERS: tuple[Paper, ...] = (
        "Complete(d)P", "scaling", "elB9k4nTL1"),
     _P("rfthgs",
        "Refining Hybrid Genetic Search for CVRP via Reinforcement Learning-Finetuned LLM",
-       "RFTHGS", "routing", "aITKXFeivk"),
+       "RFTHGS", "routing", "aITKXFeivk",
+       "optzoo.routing.reproduce.rfthgs:REPRODUCTION"),
     _P("mofjsp-dcan",
        "Neural Multi-Objective Combinatorial Optimization for Flexible Job Shop Scheduling "
        "Problems", "DCAN", "scheduling", "YAgOaYedLQ"),

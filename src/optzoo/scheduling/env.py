@@ -1,0 +1,526 @@
+"""The construction MDP of the multi-objective FJSP with bound-based vector rewards, after Smit
+et al., "Neural Multi-Objective Combinatorial Optimization for Flexible Job Shop Scheduling
+Problems" (ICLR 2026, OpenReview YAgOaYedLQ, §3), on DAN's MDP (Wang et al., "Flexible Job Shop
+Scheduling via Dual Attention Network-Based Reinforcement Learning", IEEE TNNLS 2023;
+wrqccc/FJSP-DRL ``fjsp_env_same_op_nums.py``).
+
+MDP.  The state is a partial schedule.  An action is a pair (job i, machine k): the next
+unscheduled operation O_ij of an unfinished job i on one of its eligible machines k ∈ M_ij.  The
+operation starts at max(C(O_i(j−1)), machine k's ready time) — DAN's *non-insertion* rule: it is
+appended after the last operation on k, never inserted into an idle gap (so every episode yields
+a semi-active schedule; :func:`optzoo.scheduling.schedule.decode_active` is the insertion
+decoder of the GA baselines).  An episode has N steps.
+
+``candidates``: ``"all"`` (default) makes every eligible (next operation, machine) pair legal, as
+the paper's description ("the next operation of each job × its eligible machines"); ``"earliest"``
+is DAN's ``dynamic_pair_mask``, which keeps only pairs whose start time equals the earliest start
+over all pairs.  Our choice: ``"all"``, because under ``"earliest"`` the cheapest machine of an
+operation may never be selectable, which cuts the cost end off the Pareto front; DAN's rule is
+one argument away.
+
+Quality metrics H_i(s) (paper §3.3).  With the completion lower bounds
+C(O_ij, s) = C(O_i(j−1), s) + min_{k∈M_ij} p^k_ij for unscheduled operations and the actual end
+for scheduled ones, and C_i(s) = C(O_{i,n_i}, s):
+
+* makespan   H = max_i C_i(s)                                   (lower bound, non-decreasing)
+* tardiness  H = Σ_i max(C_i(s) − D_i, 0)                       (lower bound, non-decreasing)
+* flowtime   H = Σ_i C_i(s)                                     (lower bound, non-decreasing)
+* cost       H = incurred cost + Σ_{unscheduled} min_k c^k_ij   (lower bound, non-decreasing)
+* earliness  H = Σ_i max(D_i − C_i(s), 0)                       (upper bound, non-increasing)
+
+Every C(O_ij, s) only grows during construction (an operation's actual end is at least its
+bound and its successors shift by the same amount), hence the monotonicity; at the terminal
+state C_i(s) is the true completion time and H(s_N) = f(schedule) exactly.  The step reward
+vector is r_t = H(s_t) − H(s_{t+1}) so that Σ_t r_t = H(s_0) − f(schedule): maximising the
+return minimises every objective, and the scalarised reward λᵀ r_t sums to the weighted-sum
+decomposition λᵀ(H(s_0) − f) (paper: why the weighted sum, not Tchebycheff).
+
+INFERRED (not retrieved from the paper): each reward component is divided by an instance scale
+(``normalise=True``): H_i(s_0) for makespan, flowtime, cost and earliness; for tardiness the
+flowtime bound H_flowtime(s_0), since H_tardiness(s_0) is 0 whenever every job can meet its due
+date (always on :func:`~optzoo.scheduling.instance.sd2_instance`, where τ ≥ 1 and D_i uses mean
+rather than min times); a scale that is not positive becomes 1.
+
+Features (:meth:`FJSPEnv.features`): DAN's raw operation (10), machine (8) and pair (8)
+features, in the order of DAN's code, plus the multi-objective bounds (paper: "the same bounds
+are also fed as state features"): operation min/mean cost and job due-date slack, machine
+workload and min/mean cost, pair cost, cost ratio, start estimate and bound increase, and the
+normalised H(s) vector.  Times are divided by the instance's largest processing time (DAN
+min-max normalises processing times) and costs by the largest cost.  With ``zscore=True`` the
+operation and machine features are standardised over the nodes still present, DAN's
+normalisation (an operation is "deleted" when it is scheduled and ends by the next decision
+time; a machine when it can process no remaining operation).  :func:`batch_features` stacks
+the features of several environments (padded, with validity masks) for a batched policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from optzoo.scheduling.instance import FJSPInstance
+from optzoo.scheduling.schedule import Schedule, check_objectives
+
+CANDIDATES = ("all", "earliest")
+
+OP_FEATURES = (
+    # DAN (fjsp_env_same_op_nums.construct_op_features)
+    "scheduled", "lb_completion", "min_pt", "pt_span", "mean_pt", "waiting_time",
+    "remaining_work", "job_ops_left", "job_work_left", "eligible_fraction",
+    # multi-objective bounds
+    "min_cost", "mean_cost", "job_due_slack",
+)
+MACHINE_FEATURES = (
+    # DAN (construct_mch_features)
+    "legal_pairs", "ops_left", "min_pt", "mean_pt", "waiting_time", "remaining_work",
+    "ready_time", "working",
+    # multi-objective
+    "workload", "min_cost", "mean_cost",
+)
+PAIR_FEATURES = (
+    # DAN (construct_pair_features)
+    "pt", "pt/op_max", "pt/machine_max_candidate", "pt/max_remaining", "pt/machine_max_remaining",
+    "pt/max_candidate", "pt/job_work_left", "waiting_time",
+    # multi-objective
+    "cost", "cost/op_max", "start", "lb_increase",
+)
+
+
+@dataclass
+class FJSPFeatures:
+    """What a DAN-style policy reads, as NumPy arrays (``float32`` features, ``bool`` masks,
+    ``int64`` indices).  Shapes are for one environment; :func:`batch_features` prepends a
+    batch dimension ``B``.
+
+    Attributes:
+        op: ``N x len(OP_FEATURES)``.
+        op_mask: ``N x 3`` DAN's ``op_mask``: 1 where the predecessor (column 0) / successor
+            (column 2) message is masked (absent, or the operation deleted); column 1 is 0.
+        deleted: ``N`` operations no longer in the graph (DAN's ``deleted_op_nodes``).
+        op_job, op_pos: ``N`` the job of each operation and its index in the job.
+        candidate: ``J`` global index of each job's next operation (its last one once done).
+        machine: ``M x len(MACHINE_FEATURES)``.
+        machine_mask: ``M x M`` 1 where machines k, q can both process a remaining operation
+            (diagonal 1): DAN's ``mch_mask``.
+        competition: ``M x M x J`` 1 where machines k and q compete for job j's next operation
+            (both legal): DAN's ``comp_idx``.
+        pair: ``J x M x len(PAIR_FEATURES)`` (0 on illegal pairs).
+        legal: ``J x M`` True on legal actions (DAN's ``dynamic_pair_mask`` is its negation).
+        quality: ``n_obj`` the current H(s) divided by the reward scales.
+        op_valid, job_valid, machine_valid: ``N``, ``J``, ``M`` True except on batch padding.
+    """
+
+    op: np.ndarray
+    op_mask: np.ndarray
+    deleted: np.ndarray
+    op_job: np.ndarray
+    op_pos: np.ndarray
+    candidate: np.ndarray
+    machine: np.ndarray
+    machine_mask: np.ndarray
+    competition: np.ndarray
+    pair: np.ndarray
+    legal: np.ndarray
+    quality: np.ndarray
+    op_valid: np.ndarray
+    job_valid: np.ndarray
+    machine_valid: np.ndarray
+
+    def to_torch(self, device=None) -> dict:
+        """The arrays as ``torch`` tensors (``float32``, ``bool``, ``int64`` kept) on
+        ``device``, keyed by field name."""
+        import torch
+
+        return {f.name: torch.from_numpy(np.ascontiguousarray(getattr(self, f.name))).to(device)
+                for f in fields(self)}
+
+
+class FJSPEnv:
+    """One FJSP construction episode with vector rewards (see the module docstring).
+
+    Args:
+        objectives: names from :data:`optzoo.scheduling.schedule.OBJECTIVES`; the order of the
+            reward vector.
+        candidates: ``"all"`` (default) or ``"earliest"`` (DAN's pair mask).
+        normalise: divide rewards by the instance scales :attr:`scales` (see module docstring).
+
+    Usage::
+
+        env = FJSPEnv(("makespan", "cost"))
+        env.reset(instance)
+        while not env.done:
+            j, k = env.legal_actions()[0]
+            r = env.step((j, k))        # vector, len(objectives)
+        sched = env.schedule()
+    """
+
+    def __init__(self, objectives: Sequence[str] = ("makespan", "cost"), *,
+                 candidates: str = "all", normalise: bool = True):
+        self.objectives = check_objectives(objectives)
+        if candidates not in CANDIDATES:
+            raise ValueError(f"candidates: expected one of {CANDIDATES}, got {candidates!r}")
+        self.candidates = candidates
+        self.normalise = bool(normalise)
+        self.instance: FJSPInstance | None = None
+
+    # -- episode --------------------------------------------------------------------------
+    def reset(self, instance: FJSPInstance) -> None:
+        """Start an episode on ``instance`` (empty schedule).
+
+        Raises:
+            ValueError: the instance lacks costs / due dates an objective needs.
+        """
+        if not isinstance(instance, FJSPInstance):
+            raise ValueError(f"instance: expected an FJSPInstance, got {type(instance).__name__}")
+        check_objectives(self.objectives, instance)
+        inst = self.instance = instance
+        n, m = inst.n_ops, inst.n_machines
+        self._p = inst.processing
+        self._elig = inst.eligible
+        p_inf = np.where(self._elig, self._p, np.inf)
+        self._pmin = p_inf.min(axis=1)
+        self._last = inst.last_op
+        self._last_list = inst.last_op.tolist()
+        self._due = inst.due_dates
+        if inst.cost is not None:
+            self._cmin = np.where(self._elig, inst.cost, np.inf).min(axis=1)
+        else:
+            self._cmin = np.zeros(n)
+        # completion lower bounds: cumulative min processing times along each job
+        cum = np.cumsum(self._pmin)
+        self._lb = cum - np.repeat(cum[inst.first_op] - self._pmin[inst.first_op],
+                                   inst.job_lengths)
+        self.machine_of = np.full(n, -1, dtype=np.int64)
+        self.start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.scheduled = np.zeros(n, dtype=bool)
+        self.next_op = inst.first_op.copy().astype(np.int64)
+        self.job_done = np.zeros(inst.n_jobs, dtype=bool)
+        self.job_ready = np.zeros(inst.n_jobs)
+        self.machine_ready = np.zeros(m)
+        self.workload = np.zeros(m)
+        self.cost_incurred = 0.0
+        self._cmin_left = float(self._cmin.sum())
+        self.steps = 0
+        self._mask_cache = None
+        self.initial_quality = self._quality()
+        self.quality = self.initial_quality.copy()
+        self.scales = self._scales() if self.normalise else np.ones(len(self.objectives))
+        self._static_features()
+
+    @property
+    def done(self) -> bool:
+        """All operations are scheduled."""
+        return self.instance is not None and self.steps == self.instance.n_ops
+
+    def _require(self):
+        if self.instance is None:
+            raise RuntimeError("FJSPEnv: call reset(instance) first")
+
+    def action_mask(self) -> np.ndarray:
+        """``J x M`` bool, True on legal (job, machine) pairs (a read-only view)."""
+        self._require()
+        if self._mask_cache is None:
+            alive = ~self.job_done
+            mask = np.zeros((self.job_done.size, self._elig.shape[1]), dtype=bool)
+            mask[alive] = self._elig[self.next_op[alive]]
+            if self.candidates == "earliest" and mask.any():
+                st = np.maximum(self.job_ready[:, None], self.machine_ready[None, :])
+                mask &= st <= st[mask].min()
+            mask.flags.writeable = False
+            self._mask_cache = mask
+        return self._mask_cache
+
+    def legal_actions(self) -> np.ndarray:
+        """``K x 2`` int array of the legal (job, machine) pairs, row-major order."""
+        return np.argwhere(self.action_mask())
+
+    def step(self, action) -> np.ndarray:
+        """Schedule a pair and return the reward vector r_t = (H(s_t) − H(s_{t+1})) / scales.
+
+        Args:
+            action: ``(job, machine)`` or the flat index ``job * M + machine`` (DAN's).
+
+        Raises:
+            ValueError: an illegal action (unknown job/machine, finished job, ineligible or
+                masked machine); RuntimeError: the episode is over.
+        """
+        self._require()
+        if self.done:
+            raise RuntimeError("FJSPEnv: the episode is over; call reset()")
+        m = self.machine_ready.size
+        if isinstance(action, (tuple, list, np.ndarray)) and np.size(action) == 2:
+            j, k = (int(a) for a in np.ravel(action))
+        elif np.ndim(action) == 0 and float(action) == int(action):
+            j, k = divmod(int(action), m)
+        else:
+            raise ValueError(f"action: expected (job, machine) or a flat int, got {action!r}")
+        if not (0 <= j < self.job_done.size and 0 <= k < m):
+            raise ValueError(f"action: ({j}, {k}) outside {self.job_done.size} jobs x {m} "
+                             "machines")
+        if self.job_done[j]:
+            raise ValueError(f"action: job {j} is finished")
+        o = int(self.next_op[j])
+        if not self._elig[o, k]:
+            raise ValueError(f"action: machine {k} cannot process job {j}'s next operation")
+        if self.candidates == "earliest" and not self.action_mask()[j, k]:
+            raise ValueError(f"action: ({j}, {k}) does not start at the earliest time "
+                             "(candidates='earliest')")
+        jr, mr = self.job_ready[j], self.machine_ready[k]
+        st = jr if jr > mr else mr
+        p = self._p[o, k]
+        en = st + p
+        self.machine_of[o] = k
+        self.start[o] = st
+        self.end[o] = en
+        self.scheduled[o] = True
+        last = self._last_list[j]
+        diff = en - self._lb[o]
+        if diff:
+            self._lb[o:last + 1] += diff
+        self.job_ready[j] = en
+        self.machine_ready[k] = en
+        self.workload[k] += p
+        if self.instance.cost is not None:
+            self.cost_incurred += self.instance.cost[o, k]
+            self._cmin_left -= self._cmin[o]
+        if o == last:
+            self.job_done[j] = True
+        else:
+            self.next_op[j] = o + 1
+        self.steps += 1
+        self._mask_cache = None
+        new = self._quality()
+        reward = (self.quality - new) / self.scales
+        self.quality = new
+        return reward
+
+    def schedule(self) -> Schedule:
+        """The finished schedule.
+
+        Raises:
+            RuntimeError: the episode is not finished.
+        """
+        self._require()
+        if not self.done:
+            raise RuntimeError(f"FJSPEnv: {self.instance.n_ops - self.steps} operations are "
+                               "unscheduled")
+        return Schedule(self.machine_of.copy(), self.start.copy(), self.end.copy())
+
+    def objective_values(self) -> np.ndarray:
+        """f(schedule) in the order of ``objectives`` (= H(s_N)); only when done."""
+        self.schedule()
+        return self.quality.copy()
+
+    def copy(self) -> FJSPEnv:
+        """An independent copy of the current state (for look-ahead or sampling)."""
+        self._require()
+        new = object.__new__(FJSPEnv)
+        new.__dict__ = {k: (v.copy() if isinstance(v, np.ndarray) and v.flags.writeable else v)
+                        for k, v in self.__dict__.items()}
+        return new
+
+    # -- bounds ---------------------------------------------------------------------------
+    def completion_bounds(self) -> np.ndarray:
+        """``N`` completion lower bounds C(O_ij, s) (actual ends of scheduled operations)."""
+        return self._lb.copy()
+
+    def _quality(self) -> np.ndarray:
+        c = self._lb[self._last]
+        out = []
+        for name in self.objectives:
+            if name == "makespan":
+                out.append(c.max())
+            elif name == "flowtime":
+                out.append(c.sum())
+            elif name == "tardiness":
+                out.append(np.maximum(c - self._due, 0.0).sum())
+            elif name == "earliness":
+                out.append(np.maximum(self._due - c, 0.0).sum())
+            else:
+                out.append(self.cost_incurred + self._cmin_left)
+        return np.array(out, dtype=float)
+
+    def _scales(self) -> np.ndarray:
+        c = self._lb[self._last]
+        flow = float(c.sum())
+        out = []
+        for name, h in zip(self.objectives, self.initial_quality, strict=True):
+            s = flow if name == "tardiness" else float(h)
+            out.append(s if s > 0 else 1.0)
+        return np.array(out)
+
+    # -- features -------------------------------------------------------------------------
+    def _static_features(self) -> None:
+        inst = self.instance
+        elig, p = self._elig, self._p
+        self._tscale = float(p.max())
+        cost = inst.cost
+        self._cscale = float(cost.max()) if cost is not None and cost.max() > 0 else 1.0
+        pn = p / self._tscale
+        self._pn = pn
+        n_el = elig.sum(axis=1)
+        self._op_max_pt = np.where(elig, pn, -np.inf).max(axis=1)
+        self._op_min_pt = self._pmin / self._tscale
+        self._op_mean_pt = pn.sum(axis=1) / n_el
+        self._elig_frac = n_el / elig.shape[1]
+        per_m = np.maximum(elig.sum(axis=0), 1)
+        self._m_min_pt = np.where(elig, pn, np.inf).min(axis=0)
+        self._m_min_pt[~np.isfinite(self._m_min_pt)] = 0.0
+        self._m_mean_pt = pn.sum(axis=0) / per_m
+        if cost is not None:
+            cn = cost / self._cscale
+            self._cn = cn
+            self._op_min_c = self._cmin / self._cscale
+            self._op_mean_c = cn.sum(axis=1) / n_el
+            self._op_max_c = np.where(elig, cn, -np.inf).max(axis=1)
+            mmin = np.where(elig, cn, np.inf).min(axis=0)
+            self._m_min_c = np.where(np.isfinite(mmin), mmin, 0.0)
+            self._m_mean_c = cn.sum(axis=0) / per_m
+        else:
+            n, m = p.shape
+            self._cn = np.zeros((n, m))
+            self._op_min_c = self._op_mean_c = self._op_max_c = np.zeros(n)
+            self._m_min_c = self._m_mean_c = np.zeros(m)
+        self._is_first = np.zeros(inst.n_ops, dtype=bool)
+        self._is_first[inst.first_op] = True
+        self._is_last = np.zeros(inst.n_ops, dtype=bool)
+        self._is_last[inst.last_op] = True
+
+    def features(self, *, zscore: bool = True) -> FJSPFeatures:
+        """The policy's view of the current state (see :class:`FJSPFeatures`)."""
+        self._require()
+        inst = self.instance
+        n, m, jn = inst.n_ops, self.machine_ready.size, inst.n_jobs
+        T = self._tscale
+        legal = self.action_mask()
+        alive = ~self.job_done
+        cand = self.next_op
+        st = np.maximum(self.job_ready[:, None], self.machine_ready[None, :])
+        elig_cand = np.zeros((jn, m), dtype=bool)
+        elig_cand[alive] = self._elig[cand[alive]]
+        # DAN's next schedule time: the earliest start over all compatible candidate pairs
+        tn = float(st[elig_cand].min()) if elig_cand.any() else float(self.machine_ready.max())
+        remaining = ~self.scheduled
+        job_of = inst.job_of_op
+
+        # -- operations
+        ops_left = np.bincount(job_of[remaining], minlength=jn)
+        work_left = np.bincount(job_of[remaining], weights=self._op_mean_pt[remaining],
+                                minlength=jn)
+        waiting = np.zeros(n)
+        waiting[cand[alive]] = np.maximum(tn - self.job_ready[alive], 0.0) / T
+        ends = np.where(self.scheduled, self.end, 0.0)
+        remain_work = np.maximum(ends - tn, 0.0) / T
+        c_job = self._lb[self._last]
+        slack = (self._due - c_job) / T if self._due is not None else np.zeros(jn)
+        op = np.stack([
+            self.scheduled.astype(float), self._lb / T, self._op_min_pt,
+            self._op_max_pt - self._op_min_pt, self._op_mean_pt, waiting, remain_work,
+            ops_left[job_of].astype(float), work_left[job_of], self._elig_frac,
+            self._op_min_c, self._op_mean_c, slack[job_of],
+        ], axis=1)
+        deleted = self.scheduled & (ends <= tn)
+        op_mask = np.zeros((n, 3))
+        op_mask[:, 0] = self._is_first
+        op_mask[1:, 0] = np.maximum(op_mask[1:, 0], deleted[:-1] & ~self._is_first[1:])
+        op_mask[:, 2] = self._is_last | deleted
+
+        # -- machines
+        rem_elig = self._elig & remaining[:, None]
+        mr = self.machine_ready
+        mach = np.stack([
+            legal.sum(axis=0).astype(float), rem_elig.sum(axis=0).astype(float), self._m_min_pt,
+            self._m_mean_pt, np.maximum(tn - mr, 0.0) / T, np.maximum(mr - tn, 0.0) / T,
+            mr / T, (mr > tn).astype(float), self.workload / T, self._m_min_c, self._m_mean_c,
+        ], axis=1)
+        share = rem_elig.T.astype(np.float32) @ rem_elig.astype(np.float32)
+        m_deleted = np.diag(share) == 0
+        machine_mask = (share > 0).astype(np.float32)
+        np.fill_diagonal(machine_mask, 1.0)
+        lf = legal.astype(np.float32)
+        competition = lf.T[:, None, :] * lf.T[None, :, :]
+
+        # -- pairs
+        cp = np.where(legal, self._pn[cand], 0.0)
+        rem_pn = np.where(rem_elig, self._pn, 0.0)
+        eps = 1e-8
+        cand_work = work_left + eps
+        pair_wait = waiting[cand][:, None] + np.maximum(tn - mr, 0.0)[None, :] / T
+        cc = np.where(legal, self._cn[cand], 0.0)
+        lb_inc = np.where(legal, (st + self._p[cand] - self._lb[cand][:, None]) / T, 0.0)
+        pair = np.stack([
+            cp, cp / np.maximum(self._op_max_pt[cand], eps)[:, None],
+            cp / (cp.max(axis=0, keepdims=True) + eps), cp / (rem_pn.max() + eps),
+            cp / (rem_pn.max(axis=0, keepdims=True) + eps), cp / (cp.max() + eps),
+            cp / cand_work[:, None], np.where(legal, pair_wait, 0.0),
+            cc, cc / np.maximum(self._op_max_c[cand], eps)[:, None],
+            np.where(legal, st / T, 0.0), lb_inc,
+        ], axis=-1)
+
+        if zscore:
+            op = _zscore(op, deleted)
+            mach = _zscore(mach, m_deleted)
+        return FJSPFeatures(
+            op=op.astype(np.float32), op_mask=op_mask.astype(np.float32), deleted=deleted,
+            op_job=job_of.astype(np.int64), op_pos=inst.op_pos.astype(np.int64),
+            candidate=cand.astype(np.int64), machine=mach.astype(np.float32),
+            machine_mask=machine_mask, competition=competition.astype(np.float32),
+            pair=pair.astype(np.float32), legal=legal.copy(),
+            quality=(self.quality / self.scales).astype(np.float32),
+            op_valid=np.ones(n, dtype=bool), job_valid=np.ones(jn, dtype=bool),
+            machine_valid=np.ones(m, dtype=bool))
+
+
+def _zscore(x: np.ndarray, deleted: np.ndarray) -> np.ndarray:
+    """DAN's normalisation: standardise each column over the rows not deleted; deleted rows
+    become 0."""
+    keep = ~deleted
+    if keep.sum() == 0:
+        return np.zeros_like(x)
+    xs = x[keep]
+    return np.where(keep[:, None], (x - xs.mean(axis=0)) / (xs.std(axis=0) + 1e-8), 0.0)
+
+
+_PAD = {"op_mask": 1.0, "deleted": True, "machine_mask": 0.0}
+
+
+def batch_features(batch: Sequence[FJSPFeatures | FJSPEnv], *, zscore: bool = True
+                   ) -> FJSPFeatures:
+    """Stack the features of several environments (or their :class:`FJSPFeatures`) along a new
+    leading axis, padding operations / jobs / machines to the largest size.
+
+    Padding: features 0, ``legal`` False, ``op_mask`` 1 (no messages), ``deleted`` True,
+    ``machine_mask`` 0 except a 1 on the diagonal (so a masked softmax stays finite); the
+    ``*_valid`` masks are False on padding.
+    """
+    if len(batch) == 0:
+        raise ValueError("batch: expected at least one environment or FJSPFeatures")
+    feats = [b.features(zscore=zscore) if isinstance(b, FJSPEnv) else b for b in batch]
+    if not all(isinstance(f, FJSPFeatures) for f in feats):
+        raise ValueError("batch: expected FJSPEnv or FJSPFeatures items")
+    n = max(f.op.shape[0] for f in feats)
+    jn = max(f.legal.shape[0] for f in feats)
+    m = max(f.legal.shape[1] for f in feats)
+    sizes = {"N": n, "J": jn, "M": m}
+    axes = {"op": "N.", "op_mask": "N.", "deleted": "N", "op_job": "N", "op_pos": "N",
+            "candidate": "J", "machine": "M.", "machine_mask": "MM", "competition": "MMJ",
+            "pair": "JM.", "legal": "JM", "quality": ".", "op_valid": "N", "job_valid": "J",
+            "machine_valid": "M"}
+    out = {}
+    for name, spec in axes.items():
+        arrays = []
+        for f in feats:
+            a = getattr(f, name)
+            widths = [(0, sizes[s] - a.shape[d] if s in sizes else 0)
+                      for d, s in enumerate(spec)]
+            fill = _PAD.get(name, False if a.dtype == bool else 0)
+            if any(w for _, w in widths):
+                a = np.pad(a, widths, constant_values=fill)
+                if name == "machine_mask":
+                    np.fill_diagonal(a, 1.0)
+            arrays.append(a)
+        out[name] = np.stack(arrays)
+    return FJSPFeatures(**out)
