@@ -7,9 +7,9 @@ The learning loop follows the official training setup as the brief reports it:
 * **Episode.** One prompt (a *parent* operator from the cache) → one generated operator → one
   scalar reward. The generator here is :class:`SlotPolicy`, a categorical policy over the
   program space of :mod:`optzoo.routing.crossover_dsl` conditioned on the parent's choices (the
-  CPU stand-in for the LLM that reads the parent's source), or any object with the same
-  ``sample`` / ``log_prob`` methods (:mod:`optzoo.routing.lm_generator` adapts a Hugging Face
-  causal LM).
+  CPU stand-in for the LLM that reads the parent's source), or any module with the same
+  ``propose`` / ``sequence_log_probs`` methods (:class:`optzoo.routing.lm_generator.LMGenerator`
+  adapts a Hugging Face causal LM).
 * **Multi-tier reward** (:func:`tiered_reward`, ``vrp_evo.py`` of the code):
   no code / compile error −1.0; runtime error, crash or timeout −0.8; AST duplicate of the
   parent −0.9 (training only; functions alpha-renamed, integer literal values ignored); else
@@ -161,7 +161,10 @@ def tiered_reward(outcome: dict, parent_source: str | None, base_gaps: Sequence[
 
 @dataclass
 class CacheEntry:
-    program: dict[str, str]
+    """A parent operator: its program (None when it came from a free-form generator), source,
+    mean gap when it was scored, and its reward."""
+
+    program: dict[str, str] | None
     source: str
     gap: float
     reward: float
@@ -178,11 +181,13 @@ class OperatorCache:
         prog = validate(expert or EXPERT)
         return cls([CacheEntry(prog, render(prog), float(base_gap), 0.0)])
 
-    def add(self, program: dict[str, str], source: str, gap: float, reward: float) -> bool:
+    def add(self, program: dict[str, str] | None, source: str, gap: float,
+            reward: float) -> bool:
         """Add an operator with positive reward, unless its source is already in the pool."""
         if reward <= 0 or any(e.source == source for e in self.entries):
             return False
-        self.entries.append(CacheEntry(dict(program), source, float(gap), float(reward)))
+        self.entries.append(CacheEntry(None if program is None else dict(program), source,
+                                       float(gap), float(reward)))
         return True
 
     def sample(self, k: int, rng: random.Random) -> list[CacheEntry]:
@@ -218,6 +223,16 @@ class SlotPolicy(torch.nn.Module):
     def logits(self, slot: str) -> torch.Tensor:
         """The (parent choice × choice) logit table of ``slot``."""
         return self.table[f"slot_{slot}"]
+
+    def propose(self, parent: CacheEntry, n: int, generator: torch.Generator
+                ) -> list[tuple[dict[str, str], str]]:
+        """The generator protocol of :func:`train`: n (program, source) children of a prompt."""
+        return [(p, render(p)) for p in self.sample(parent.program, n, generator)]
+
+    def sequence_log_probs(self, parents: Sequence[CacheEntry],
+                           children: Sequence[dict[str, str]]) -> torch.Tensor:
+        """The generator protocol of :func:`train`: token-sum log-probs of the children."""
+        return self.log_probs([p.program for p in parents], children)
 
     @torch.no_grad()
     def sample(self, parent: dict[str, str], n: int, generator: torch.Generator
@@ -308,7 +323,7 @@ Evaluator = Callable[[str, Sequence[int], int], dict]
 
 
 def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed: int = 0,
-          policy: SlotPolicy | None = None,
+          policy=None,
           progress: Callable[[int, dict], None] | None = None) -> dict:
     """Run the RFTHGS loop.
 
@@ -318,7 +333,11 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
         base_gaps: SREX gap of each training instance (the precomputed baseline table).
         cfg: loop settings.
         seed: seeds prompts, instance draws, HGS seeds and sampling.
-        policy: the generator (default: a fresh uniform :class:`SlotPolicy`).
+        policy: the generator (default: a fresh uniform :class:`SlotPolicy`): any torch module
+            with ``propose(parent_entry, n, generator) -> [(child, source or None)]`` and
+            ``sequence_log_probs(parent_entries, children) -> tensor`` (e.g.
+            :class:`optzoo.routing.lm_generator.LMGenerator`). A None source (no code in the
+            completion) gets the compile tier without evaluation.
         progress: called after each step with (step, metrics).
 
     Returns:
@@ -341,30 +360,32 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
         for parent in prompts:
             instances = sorted(rng.sample(range(n_inst), k_inst))
             hgs_seed = rng.randrange(2 ** 31)
-            children = policy.sample(parent.program, cfg.group, gen)
+            children = policy.propose(parent, cfg.group, gen)
             group_r = []
-            for child in children:
-                src = render(child)
-                key = (src, tuple(instances), hgs_seed)
-                if key not in memo:
-                    memo[key] = evaluator(src, instances, hgs_seed)
-                out = memo[key]
+            for child, src in children:
+                if src is None:
+                    out = {"status": "syntax_error", "source": ""}
+                else:
+                    key = (src, tuple(instances), hgs_seed)
+                    if key not in memo:
+                        memo[key] = evaluator(src, instances, hgs_seed)
+                    out = memo[key]
                 r, tier = tiered_reward(out, parent.source, base_gaps[instances], cfg.reward)
                 group_r.append(r)
                 tiers.append(tier)
                 g = float(np.mean(out["gaps"])) if out["status"] == "ok" else math.nan
                 gaps.append(g)
                 if cfg.use_cache and tier == "scored":
-                    cache.add(child, src, g, r)
-                batch_parents.append(parent.program)
+                    cache.add(child if isinstance(child, dict) else None, src, g, r)
+                batch_parents.append(parent)
                 batch_children.append(child)
             rewards.append(group_r)
         r_t = torch.tensor(rewards, dtype=torch.float32)
         adv = grpo_advantages(r_t).flatten()
         with torch.no_grad():
-            logp_old = policy.log_probs(batch_parents, batch_children)
+            logp_old = policy.sequence_log_probs(batch_parents, batch_children)
         for _ in range(cfg.ppo_epochs):
-            logp = policy.log_probs(batch_parents, batch_children)
+            logp = policy.sequence_log_probs(batch_parents, batch_children)
             loss = clipped_policy_loss(logp, logp_old, adv, cfg.clip_low, cfg.clip_high)
             opt.zero_grad()
             loss.backward()

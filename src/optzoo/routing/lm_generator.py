@@ -1,0 +1,172 @@
+"""A Hugging Face causal LM as the RFTHGS operator generator (Zhu, Zhang & Cao, "Refining
+Hybrid Genetic Search for CVRP via Reinforcement Learning-Finetuned LLM", ICLR 2026, OpenReview
+aITKXFeivk).
+
+The paper's generator is an LLM (Qwen3 in the released scripts) prompted with the full source
+of the parent crossover and a list of hard rules; its completion (a short idea plus the full
+file in a code block) is compiled and scored. :class:`LMGenerator` plays that role for any
+causal LM on disk, writing *Python* operators for :mod:`optzoo.routing.hgs`, and plugs into
+:func:`optzoo.routing.rfthgs.train` (``propose`` / ``sequence_log_probs``). Models are loaded
+with ``local_files_only=True``: nothing is downloaded. Sampling defaults are the paper's test-time
+ones (T = 1, top-p 0.95, top-k 200); the loop's loss sums token log-probs per completion and
+averages over completions ("seq-mean-token-sum").
+
+The prompt (:func:`build_prompt`) transposes the official one from C++ to Python: role, parent
+source, rules (keep ``crossover(parents, data, cost_evaluator, rng)``, only the allowed imports,
+no invented methods, mark edits with ``# MODIFY:``), a short API sheet, and the answer format.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+API_SHEET = """\
+Usable API (pyvrp):
+- ProblemData: centroid() -> (x, y); num_locations; num_clients; num_depots; num_vehicles;
+  location(i) -> object with .x, .y; clients() -> list with .delivery; distance_matrix(0)[i, j].
+- Solution(data, routes) where routes is a list of lists of client indices; solution.routes();
+  Route.visits() -> list of client indices; Route.centroid() -> (x, y).
+- rng.randint(n) -> int in [0, n); rng.rand() -> float in [0, 1).
+- cost_evaluator.penalised_cost(solution) -> float.
+Allowed imports: math, random, itertools, functools, heapq, collections, bisect, numpy, pyvrp."""
+
+PROMPT = """\
+You are a Python optimisation engineer improving the crossover operator of a Hybrid Genetic
+Search for the capacitated vehicle routing problem. The current operator is:
+
+```python
+{parent}
+```
+
+Rules:
+1. Keep the signature `def crossover(parents, data, cost_evaluator, rng)`; it must return a
+   pyvrp Solution built from the two parent solutions.
+2. Use only the API below and the allowed imports; do not invent methods; no file, network or
+   process access.
+3. Mark every changed line with a `# MODIFY:` comment.
+4. Answer with at most two sentences describing your idea, then the full new file in one
+   ```python code block.
+
+{api}
+"""
+
+
+def build_prompt(parent_source: str) -> str:
+    """The generation prompt for a parent operator's source."""
+    if not isinstance(parent_source, str) or not parent_source.strip():
+        raise ValueError("parent_source: expected the non-empty source of an operator")
+    return PROMPT.format(parent=parent_source.rstrip(), api=API_SHEET)
+
+
+_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def extract_code(completion: str) -> str | None:
+    """The last fenced code block of a completion (None: no code, the reward's compile tier)."""
+    blocks = _BLOCK.findall(completion)
+    return blocks[-1] if blocks else None
+
+
+@dataclass
+class Completion:
+    """One sampled completion: token ids of prompt and completion, and the decoded text."""
+
+    prompt_ids: torch.Tensor
+    completion_ids: torch.Tensor
+    text: str
+
+
+class LMGenerator(torch.nn.Module):
+    """A causal LM that writes crossovers, for :func:`optzoo.routing.rfthgs.train`.
+
+    Args:
+        model: a ``transformers`` causal LM (``AutoModelForCausalLM``).
+        tokenizer: its tokenizer (needs an EOS token; PAD defaults to EOS).
+        max_new_tokens: completion length cap (paper: 8192).
+        temperature, top_p, top_k: sampling settings (paper test time: 1.0, 0.95, 200).
+    """
+
+    def __init__(self, model, tokenizer, max_new_tokens: int = 2048, temperature: float = 1.0,
+                 top_p: float = 0.95, top_k: int = 200):
+        super().__init__()
+        if tokenizer.eos_token_id is None:
+            raise ValueError("tokenizer: expected an EOS token")
+        if max_new_tokens < 1 or not temperature > 0 or not 0 < top_p <= 1 or top_k < 1:
+            raise ValueError("max_new_tokens >= 1, temperature > 0, top_p in (0, 1] and "
+                             "top_k >= 1 expected")
+        self.model, self.tokenizer = model, tokenizer
+        self.max_new_tokens, self.temperature = int(max_new_tokens), float(temperature)
+        self.top_p, self.top_k = float(top_p), int(top_k)
+
+    @classmethod
+    def from_pretrained(cls, path: str, device: str = "cpu", dtype=None, **kwargs):
+        """Load a local model folder (never downloads)."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True,
+                                                     dtype=dtype).to(device)
+        return cls(model, tok, **kwargs)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def _encode(self, text: str) -> torch.Tensor:
+        tok = self.tokenizer
+        if getattr(tok, "chat_template", None):
+            ids = tok.apply_chat_template([{"role": "user", "content": text}],
+                                          add_generation_prompt=True, return_tensors="pt",
+                                          return_dict=False)
+            ids = ids if isinstance(ids, torch.Tensor) else torch.tensor([ids])
+        else:
+            ids = tok(text, return_tensors="pt").input_ids
+        return ids[0].to(self.device)
+
+    @torch.no_grad()
+    def generate(self, prompt: str, n: int, generator: torch.Generator | None = None
+                 ) -> list[Completion]:
+        """n sampled completions of ``prompt``."""
+        if generator is not None:  # HF sampling draws from the global RNG
+            torch.manual_seed(int(torch.randint(2 ** 31, (1,), generator=generator)))
+        ids = self._encode(prompt)
+        pad = self.tokenizer.pad_token_id
+        pad = self.tokenizer.eos_token_id if pad is None else pad
+        out = self.model.generate(ids.unsqueeze(0).expand(n, -1),
+                                  attention_mask=torch.ones(n, len(ids), dtype=torch.long,
+                                                            device=ids.device),
+                                  do_sample=True, temperature=self.temperature,
+                                  top_p=self.top_p, top_k=self.top_k,
+                                  max_new_tokens=self.max_new_tokens, pad_token_id=pad)
+        comps = []
+        eos = self.tokenizer.eos_token_id
+        for row in out:
+            c = row[len(ids):]
+            stop = (c == eos).nonzero()
+            c = c[: int(stop[0]) + 1] if len(stop) else c  # keep EOS: it is a sampled token
+            text = self.tokenizer.decode(c, skip_special_tokens=True)
+            comps.append(Completion(ids, c, text))
+        return comps
+
+    def propose(self, parent, n: int, generator: torch.Generator
+                ) -> list[tuple[Completion, str | None]]:
+        """The generator protocol of :func:`~optzoo.routing.rfthgs.train`."""
+        comps = self.generate(build_prompt(parent.source), n, generator)
+        return [(c, extract_code(c.text)) for c in comps]
+
+    def sequence_log_probs(self, parents: Sequence, children: Sequence[Completion]
+                           ) -> torch.Tensor:
+        """Σ over completion tokens of log π(token | prompt, previous tokens), per completion
+        (the same sampling distribution as :meth:`generate` up to its top-p/top-k truncation,
+        which the loss ignores as verl does)."""
+        out = []
+        for c in children:
+            ids = torch.cat([c.prompt_ids, c.completion_ids]).unsqueeze(0)
+            logits = self.model(ids).logits[0, len(c.prompt_ids) - 1: -1].float()
+            logp = torch.log_softmax(logits / self.temperature, -1)
+            out.append(logp.gather(-1, c.completion_ids.unsqueeze(-1)).sum())
+        return torch.stack(out)
