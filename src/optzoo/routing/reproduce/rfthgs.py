@@ -106,10 +106,11 @@ PRESETS = {
                          iterations=10, reference_iterations=50, steps=2, prompts=1, group=2,
                          instances_per_reward=1),
     "quick": RFTHGSRepro(),
-    "full": RFTHGSRepro(seeds=5, methods=METHODS, train_instances=12, train_n=(50, 100),
-                        test_instances=4, test_n=(150, 250), iterations=200,
-                        reference_iterations=5000, steps=20, prompts=4, group=8,
-                        instances_per_reward=5),
+    # sized for about two hours on 2 CPU cores (25 trials of ~480 sandboxed HGS evaluations)
+    "full": RFTHGSRepro(seeds=5, methods=METHODS, train_instances=10, train_n=(40, 80),
+                        test_instances=4, test_n=(120, 200), iterations=150,
+                        reference_iterations=5000, steps=15, prompts=4, group=8,
+                        instances_per_reward=3),
 }
 
 
