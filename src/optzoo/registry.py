@@ -132,7 +132,8 @@ PAPERS: tuple[Paper, ...] = (
        "optzoo.routing.reproduce.rfthgs:REPRODUCTION"),
     _P("mofjsp-dcan",
        "Neural Multi-Objective Combinatorial Optimization for Flexible Job Shop Scheduling "
-       "Problems", "DCAN", "scheduling", "YAgOaYedLQ"),
+       "Problems", "DCAN", "scheduling", "YAgOaYedLQ",
+       "optzoo.scheduling.reproduce.mofjsp_dcan:REPRODUCTION"),
     _P("kvda-uct",
        "Grouping Nodes with Known Value Differences: A Lossless UCT-based Abstraction Algorithm",
        "KVDA-UCT", "mcts", "Zk0zZMSAYc",
