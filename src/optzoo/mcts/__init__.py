@@ -1,8 +1,10 @@
-"""Monte Carlo tree search with state abstractions: plain UCT, OGA-UCT (ASAP) and KVDA-UCT
-(Schmöcker, Dockhorn & Rosenhahn, ICLR 2026, OpenReview Zk0zZMSAYc) on deterministic MDPs."""
+"""Monte Carlo tree search with state abstractions: plain UCT, OGA-UCT (ASAP), (ε_a, ε_t)-OGA-UCT
+and KVDA-UCT (Schmöcker, Dockhorn & Rosenhahn, ICLR 2026, OpenReview Zk0zZMSAYc) on
+deterministic MDPs."""
 
-from optzoo.mcts.domains import DOMAINS, GameOfLife, SailingWind, SysAdmin
-from optzoo.mcts.environment import DeterministicEnv, check_env, exact_values
+from optzoo.mcts.domains import DOMAINS, Connect4, GameOfLife, SailingWind, Saving, SysAdmin
+from optzoo.mcts.environment import DeterministicEnv, check_env, exact_values, terminal
+from optzoo.mcts.eps_oga_uct import EpsOGAUCT
 from optzoo.mcts.kvda_uct import KVDAUCT
 from optzoo.mcts.oga_uct import OGAUCT
 from optzoo.mcts.uct import UCT, RandomAgent, play_episode
@@ -12,12 +14,16 @@ __all__ = [
     "KVDAUCT",
     "OGAUCT",
     "UCT",
+    "Connect4",
     "DeterministicEnv",
+    "EpsOGAUCT",
     "GameOfLife",
     "RandomAgent",
     "SailingWind",
+    "Saving",
     "SysAdmin",
     "check_env",
     "exact_values",
     "play_episode",
+    "terminal",
 ]

@@ -40,7 +40,7 @@ class KVDAUCT(OGAUCT):
 
     def _state_key(self, sid: int) -> tuple[Hashable, float]:
         depth = self.s_depth[sid]
-        if depth >= self.env.horizon:
+        if self.s_term[sid]:
             return (depth, "terminal"), 0.0
         if self.s_untried[sid] or not self.s_children[sid]:
             return ("s", sid), 0.0

@@ -1,17 +1,18 @@
-"""UCT on a per-depth transposition DAG: the search skeleton shared by plain UCT, OGA-UCT and
-KVDA-UCT (Schmöcker, Dockhorn & Rosenhahn, "Grouping Nodes with Known Value Differences: A
-Lossless UCT-based Abstraction Algorithm", ICLR 2026, OpenReview Zk0zZMSAYc; official C++ code
-``codebro634/KVDA_UCT``, agent ``oga``).
+"""UCT on a per-depth transposition DAG: the search skeleton shared by plain UCT, OGA-UCT,
+(ε_a, ε_t)-OGA-UCT and KVDA-UCT (Schmöcker, Dockhorn & Rosenhahn, "Grouping Nodes with Known
+Value Differences: A Lossless UCT-based Abstraction Algorithm", ICLR 2026, OpenReview
+Zk0zZMSAYc; official C++ code ``codebro634/KVDA_UCT``, agent ``oga``).
 
-Loop of one iteration (the brief's "search loop", the same for the three agents):
+Loop of one iteration (the brief's "search loop", the same for the four agents, which differ
+only in the two abstraction hooks ``_q_key`` / ``_state_key``):
 
 1. selection from the root by UCB on *abstract* statistics,
    score(a) = V̄(q_a) + C·σ·sqrt(ln N(s) / N_abs(q_a)), N(s) = Σ_a N_abs(q_a), σ = standard
    deviation of the value estimates of all Q-nodes in the tree (the dynamic exploration scale,
    recomputed once per iteration), plus a tiny random tie-break; one untried action (random
    order) is expanded per visit; states are identified by (depth, state) (transpositions);
-2. one uniformly random rollout to the horizon, undiscounted; the return from each Q-node on the
-   path is recorded;
+2. one uniformly random rollout to the horizon (or an earlier terminal state), undiscounted; the
+   return from each Q-node on the path is recorded;
 3. each Q-node on the path increments a recency counter; at ``recency`` (K = 3) it is staged and
    the abstraction is updated bottom-up by depth (Q-nodes, then their parent states, then the
    parents' parents ... to the root);
@@ -26,7 +27,9 @@ V̄(q) = S_X / N_X + b(q).  The paper stores returns in the representative's fra
 d_Q(q) = Q*(rep) − Q*(q) = b(rep) − b(q), and reads ΣG/N − d_Q(q): the two sums differ by the
 constant b(rep)·N_X, so every read is identical, and no correction is needed when a
 representative leaves (the brief's pitfall).  States likewise satisfy V*(s) = e(s) + U_A for all
-members s of the abstract state A.  Plain UCT puts every node in its own group with b = e = 0.
+members s of the abstract state A.  Plain UCT puts every node in its own group with b = e = 0;
+(ε_a, ε_t)-OGA gives all members of a group one b (plain shared statistics, lossy for ε > 0).
+A terminal state (the horizon, or an environment's ``is_terminal``) has no actions.
 
 Choices where the brief is silent (INFERRED): σ falls back to 1 while all estimates are equal
 (fewer than two distinct values); a state's change restages *all* its parent Q-nodes (the DAG
@@ -41,7 +44,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from optzoo.mcts.environment import DeterministicEnv, check_env
+from optzoo.mcts.environment import DeterministicEnv, check_env, terminal
 
 _ROUND = 9
 _TIE = 1e-9
@@ -70,6 +73,8 @@ class UCT:
         if not isinstance(recency, int) or recency < 1:
             raise ValueError(f"recency: expected an integer >= 1, got {recency!r}")
         self.env, self.iterations, self.c, self.recency = env, iterations, float(c), recency
+        # looked up once: the rollout calls it every step
+        self._env_terminal = getattr(env, "is_terminal", None)
         self.rng = np.random.default_rng(seed)
         self.reset()
 
@@ -80,6 +85,7 @@ class UCT:
         # states
         self.s_env: list[Hashable] = []
         self.s_depth: list[int] = []
+        self.s_term: list[bool] = []
         self.s_children: list[list[int]] = []
         self.s_untried: list[list[int]] = []
         self.s_parents: list[list[int]] = []
@@ -117,9 +123,11 @@ class UCT:
         sid = self.table[key] = len(self.s_env)
         self.s_env.append(env_state)
         self.s_depth.append(depth)
+        term = terminal(self.env, env_state, depth)
+        self.s_term.append(term)
         self.s_children.append([])
-        untried = [] if depth >= self.env.horizon else list(self.env.legal_actions(env_state))
-        if depth < self.env.horizon and not untried:
+        untried = [] if term else list(self.env.legal_actions(env_state))
+        if not term and not untried:
             raise ValueError(f"env.legal_actions: expected a non-empty action set at depth "
                              f"{depth}, got none")
         self.rng.shuffle(untried)
@@ -236,7 +244,8 @@ class UCT:
 
     def _rollout(self, env_state: Hashable, depth: int) -> float:
         total = 0.0
-        while depth < self.env.horizon:
+        done = self._env_terminal
+        while depth < self.env.horizon and not (done is not None and done(env_state)):
             actions = self.env.legal_actions(env_state)
             env_state, r = self.env.step(env_state, actions[self.rng.integers(len(actions))])
             total += r
@@ -249,7 +258,7 @@ class UCT:
         path: list[int] = []
         sid = root
         staged_s: set[int] = set()
-        while self.s_depth[sid] < self.env.horizon:
+        while not self.s_term[sid]:
             if self.s_untried[sid]:
                 q = self._expand(sid, self.s_untried[sid].pop())
                 staged_s.add(sid)
@@ -278,6 +287,8 @@ class UCT:
                              f"got {depth}")
         self.reset()
         root = self._state(env_state, depth)
+        if self.s_term[root]:
+            raise ValueError("env_state: expected a non-terminal state to search from")
         for _ in range(self.iterations):
             self.iterate(root)
         children = self.s_children[root]
@@ -293,7 +304,7 @@ class UCT:
         sizes: dict[int, int] = {}
         for x in self.q_abs:
             sizes[x] = sizes.get(x, 0) + 1
-        states = [s for s in range(len(self.s_env)) if self.s_depth[s] < self.env.horizon]
+        states = [s for s in range(len(self.s_env)) if not self.s_term[s]]
         n_sabs = len({self.s_abs[s] for s in states})
         return {"q_ground": float(nq), "q_abstract": float(len(sizes)),
                 "q_ratio": nq / max(len(sizes), 1),
@@ -333,11 +344,13 @@ class RandomAgent:
 
 def play_episode(agent, env: DeterministicEnv) -> dict[str, float]:
     """Run one episode of ``agent`` (anything with ``search(state, depth) -> action``) from the
-    initial state to the horizon; returns the undiscounted return and, for tree agents, the
-    mean compression of the trees built at each decision."""
+    initial state to the horizon (or an earlier terminal state); returns the undiscounted
+    return and, for tree agents, the mean compression of the trees built at each decision."""
     state, total = env.initial_state(), 0.0
     comp: dict[str, list[float]] = {}
     for depth in range(env.horizon):
+        if terminal(env, state, depth):
+            break
         action = agent.search(state, depth)
         if hasattr(agent, "compression"):
             for k, v in agent.compression().items():
