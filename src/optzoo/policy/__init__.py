@@ -1,0 +1,58 @@
+"""Policy optimisation for language models: GRPO-family losses as pure tensor functions.
+
+Every loss takes TRL's tensors — per-token log-probs ``(B, T)`` of the sampled completion tokens,
+a completion mask ``(B, T)``, rewards ``(B,)`` in groups of consecutive completions — and returns
+``(loss, metrics)``: a scalar to minimise and a dict of detached scalar tensors.
+
+* :func:`grpo_loss`, :func:`grpo_advantages` — GRPO as TRL 1.16.0 computes it (tested against
+  TRL's own ``_compute_loss``).
+* :func:`offpolicy_grpo_loss`, :func:`whitened_advantages`, :func:`zero_variance_mask`,
+  :class:`OffPolicySchedule`, :func:`improvement_bound` — off-policy GRPO (Mroueh et al.,
+  ICLR 2026).
+* :class:`SPOValueTracker`, :func:`spo_advantages`, :func:`spo_sampling_weights`,
+  :func:`sample_prompts`, :func:`kl_divergence_proxy`, :func:`kl_adaptive_rho` — SPO
+  (Xu & Ding, ICLR 2026).
+* :func:`gn_ivo_loss` and its step helpers — GN-IVO (Choi et al., ICLR 2026).
+* :func:`reinforce_loss`, :func:`reinforce_advantages`, :func:`rloo_advantages` — REINFORCE with
+  a baseline.
+
+Only ``torch`` is needed; TRL is the reference of the tests, not a dependency.
+"""
+
+from optzoo.policy.advantages import (
+    degenerate_group_fraction,
+    grpo_advantages,
+    rloo_advantages,
+)
+from optzoo.policy.gn_ivo import (
+    gn_ivo_loss,
+    response_step_counts,
+    sample_prefix_steps,
+    step_ids_from_boundaries,
+)
+from optzoo.policy.grpo import aggregate_token_loss, grpo_loss, k3_kl
+from optzoo.policy.offpolicy_grpo import (
+    OffPolicySchedule,
+    improvement_bound,
+    offpolicy_grpo_loss,
+    whitened_advantages,
+    zero_variance_mask,
+)
+from optzoo.policy.reinforce import reinforce_advantages, reinforce_loss
+from optzoo.policy.spo import (
+    SPOValueTracker,
+    kl_adaptive_rho,
+    kl_divergence_proxy,
+    sample_prompts,
+    spo_advantages,
+    spo_sampling_weights,
+)
+
+__all__ = [
+    "OffPolicySchedule", "SPOValueTracker", "aggregate_token_loss", "degenerate_group_fraction",
+    "gn_ivo_loss", "grpo_advantages", "grpo_loss", "improvement_bound", "k3_kl",
+    "kl_adaptive_rho", "kl_divergence_proxy", "offpolicy_grpo_loss", "reinforce_advantages",
+    "reinforce_loss", "response_step_counts", "rloo_advantages", "sample_prefix_steps",
+    "sample_prompts", "spo_advantages", "spo_sampling_weights", "step_ids_from_boundaries",
+    "whitened_advantages", "zero_variance_mask",
+]
