@@ -102,7 +102,7 @@ PAPERS: tuple[Paper, ...] = (
     _P("bogrape", "BoGrape: Bayesian Optimization over Graphs with Shortest-Path Encoded",
        "BoGrape", "bo", "g0EbJrKFQJ"),
     _P("les", "Local Entropy Search over Descent Sequences for Bayesian Optimization",
-       "LES", "bo", "cPxmLZmFa7"),
+       "LES", "bo", "cPxmLZmFa7", "optzoo.bo.reproduce.les:REPRODUCTION"),
     _P("gn-ivo", "Group-Normalized Implicit Value Optimization for Language Models",
        "GN-IVO", "policy"),
     _P("spo", "Single-stream Policy Optimization", "SPO", "policy"),

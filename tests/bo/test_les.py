@@ -1,0 +1,401 @@
+"""Local Entropy Search: the acquisition against closed forms, a GP re-fitted on the virtual
+data (BoTorch), a Monte-Carlo estimate of the conditional variance; the brief's properties;
+descent sequences and arc-length discretisation; the loop; the reproduction's smoke preset."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+from botorch.optim import optimize_acqf_discrete
+
+from optzoo.bo.les import (
+    DescentSequences,
+    LocalEntropySearch,
+    TorchOptimizerDescent,
+    adam_descent,
+    arc_length_indices,
+    draw_descent_sequences,
+    make_gp,
+    run_les,
+    standardize_observations,
+)
+
+D = 3
+LS = 0.3
+NOISE = 1e-2
+
+
+def _model(n: int = 6, seed: int = 0, dtype=torch.float64, far: bool = False):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, D, generator=g, dtype=dtype)
+    if far:  # data far from everything tested: the posterior equals the prior there
+        X = X + 1e3
+    Y = torch.randn(n, 1, generator=g, dtype=dtype)
+    return make_gp(X, Y, noise_std=NOISE, lengthscales=torch.full((D,), LS, dtype=dtype)), X, Y
+
+
+def _sequences(points: torch.Tensor) -> DescentSequences:
+    s, m = points.shape[:2]
+    z = points.new_zeros
+    return DescentSequences(points=points, values=z(s, m), start_values=z(s), end_values=z(s))
+
+
+def _random_points(s: int, m: int, seed: int = 1, dtype=torch.float64) -> torch.Tensor:
+    return torch.rand(s, m, D, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def _reference_alpha(X, Y, points, x):
+    """½ log σ²(x) − mean_s ½ log σ_s²(x) with σ_s² from a GP refitted on D ∪ V_s (same
+    hyperparameters, virtual observations with the same noise), one sample at a time."""
+    base, _, _ = _model()
+    var = base.posterior(x).variance.squeeze(-1)
+    cond = []
+    for s in range(points.shape[0]):
+        Xs = torch.cat([X, points[s]])
+        Ys = torch.cat([Y, torch.zeros(points.shape[1], 1, dtype=X.dtype)])
+        ms = make_gp(Xs, Ys, noise_std=NOISE, lengthscales=torch.full((D,), LS, dtype=X.dtype))
+        cond.append(ms.posterior(x).variance.squeeze(-1))
+    cond = torch.stack(cond)
+    return 0.5 * torch.log(var) - (0.5 * torch.log(cond)).mean(0)
+
+
+def test_alpha_equals_gp_refitted_on_virtual_data_and_is_nonnegative():
+    model, X, Y = _model()
+    points = _random_points(4, 5)
+    acqf = LocalEntropySearch(model, sequences=_sequences(points))
+    x = torch.rand(30, D, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    x = torch.cat([x, points[0, :2]])  # include candidates sitting on virtual points
+    with torch.no_grad():
+        alpha = acqf(x.unsqueeze(-2))
+        ref = _reference_alpha(X, Y, points, x)
+    torch.testing.assert_close(alpha, ref, rtol=1e-7, atol=1e-9)
+    assert bool((alpha >= 0).all())
+
+
+def test_alpha_closed_form_one_virtual_point_under_the_prior():
+    model, _, _ = _model(far=True)
+    v = torch.tensor([[[0.5, 0.5, 0.5]]], dtype=torch.float64)
+    acqf = LocalEntropySearch(model, sequences=_sequences(v))
+    x = torch.tensor([[0.5, 0.5, 0.5], [0.6, 0.45, 0.5], [0.9, 0.1, 0.3]], dtype=torch.float64)
+    with torch.no_grad():
+        alpha = acqf(x.unsqueeze(-2))
+    k = torch.exp(-0.5 * ((x - v[0]) ** 2).sum(-1) / LS ** 2)  # outputscale 1
+    expected = -0.5 * torch.log(1 - k ** 2 / (1 + NOISE ** 2))
+    torch.testing.assert_close(alpha, expected, rtol=1e-6, atol=1e-12)
+
+
+def test_conditional_variance_matches_monte_carlo_regression_on_noisy_virtual_values():
+    # σ_s²(x) is the residual variance of the *latent* f(x) regressed on the *noisy* virtual
+    # observations: estimate it from joint posterior draws, independently of the Schur formula
+    model, _, _ = _model()
+    points = _random_points(1, 4, seed=3)
+    acqf = LocalEntropySearch(model, sequences=_sequences(points))
+    x = torch.tensor([[0.4, 0.5, 0.6]], dtype=torch.float64)
+    with torch.no_grad():
+        _, cond = acqf.variances(x)
+        joint = model.posterior(torch.cat([x, points[0]])).distribution
+        g = torch.Generator().manual_seed(0)
+        n = 200_000
+        chol = torch.linalg.cholesky(joint.covariance_matrix + 1e-12 * torch.eye(5))
+        draws = (chol @ torch.randn(5, n, generator=g, dtype=torch.float64)).T
+        fx = draws[:, 0]
+        yv = draws[:, 1:] + NOISE * torch.randn(n, 4, generator=g, dtype=torch.float64)
+        coef = torch.linalg.lstsq(yv, fx.unsqueeze(-1)).solution
+        resid = fx - (yv @ coef).squeeze(-1)
+    assert float(resid.var()) == pytest.approx(float(cond[0, 0]), rel=0.03)
+
+
+def test_alpha_vanishes_far_from_every_trace():
+    model, _, _ = _model()
+    acqf = LocalEntropySearch(model, sequences=_sequences(_random_points(3, 4)))
+    far = torch.full((2, 1, D), 6.0, dtype=torch.float64)  # ≥ 15 length-scales away
+    with torch.no_grad():
+        alpha = acqf(far)
+        near = acqf(acqf.candidates[:2].unsqueeze(-2))
+    assert float(alpha.max()) < 1e-12
+    assert float(near.min()) > 1e-3
+
+
+def test_duplicated_traces_give_the_single_trace_value():
+    model, _, _ = _model()
+    points = _random_points(1, 5)
+    single = LocalEntropySearch(model, sequences=_sequences(points))
+    double = LocalEntropySearch(model, sequences=_sequences(torch.cat([points, points])))
+    x = torch.rand(20, 1, D, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    with torch.no_grad():
+        torch.testing.assert_close(double(x), single(x), rtol=1e-12, atol=1e-14)
+
+
+def test_conditional_variances_never_exceed_the_posterior_variance():
+    model, _, _ = _model()
+    acqf = LocalEntropySearch(model, sequences=_sequences(_random_points(6, 8)))
+    x = torch.cat([torch.rand(50, D, dtype=torch.float64), acqf.candidates])
+    with torch.no_grad():
+        var, cond = acqf.variances(x)
+    assert cond.shape == (6, x.shape[0])
+    assert bool((cond <= var + 1e-15).all()) and bool((cond >= 0).all())
+
+
+@pytest.mark.filterwarnings("ignore::botorch.exceptions.warnings.InputDataWarning")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_value_and_gradient_stay_finite_on_extreme_inputs(dtype):
+    model, _, _ = _model(dtype=dtype)
+    points = _random_points(3, 4, dtype=dtype)
+    points[1] = points[1, :1]  # a collapsed trace: M copies of one point
+    acqf = LocalEntropySearch(model, sequences=_sequences(points))
+    extremes = [0.0, 1.0, 1e-8, 1 - 1e-7, -1e3, 1e3, 1e6, -1e-12]
+    X = torch.tensor([[[v] * D] for v in extremes], dtype=dtype)
+    X = torch.cat([X, points[1, :1].unsqueeze(0), acqf.candidates[:3].unsqueeze(-2)])
+    X.requires_grad_(True)
+    alpha = acqf(X)
+    alpha.sum().backward()
+    assert alpha.dtype == dtype and alpha.shape == (X.shape[0],)
+    assert bool(torch.isfinite(alpha).all()) and bool(torch.isfinite(X.grad).all())
+    assert bool((alpha >= 0).all())
+    assert float(alpha.detach().max()) <= 0.5 * math.log(1 / torch.finfo(dtype).eps) + 1e-6
+
+
+def test_gradient_matches_finite_differences():
+    model, _, _ = _model()
+    acqf = LocalEntropySearch(model, sequences=_sequences(_random_points(3, 4)))
+    x = torch.tensor([[[0.3, 0.6, 0.2]]], dtype=torch.float64, requires_grad=True)
+    acqf(x).sum().backward()
+    h = 1e-6
+    fd = []
+    with torch.no_grad():
+        for i in range(D):
+            e = torch.zeros_like(x)
+            e[..., i] = h
+            fd.append(float((acqf(x + e) - acqf(x - e)) / (2 * h)))
+    np.testing.assert_allclose(x.grad.reshape(-1).numpy(), fd, rtol=1e-5, atol=1e-8)
+
+
+def test_arc_length_indices_match_a_loop_and_handle_no_motion():
+    g = torch.Generator().manual_seed(0)
+    # decelerating steps (like Adam near an optimum) on two trajectories, one never moving
+    steps = torch.rand(40, 1, 2, generator=g, dtype=torch.float64) * torch.linspace(
+        1, 0.01, 40, dtype=torch.float64).reshape(40, 1, 1)
+    moving = torch.cat([torch.zeros(1, 1, 2, dtype=torch.float64), steps.cumsum(0)])
+    still = torch.zeros_like(moving)
+    traj = torch.cat([moving, still], dim=1)
+    idx = arc_length_indices(traj, 5)
+    cum = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(moving[:, 0].numpy(),
+                                                                         axis=0), axis=1))])
+    expect = [next(t for t in range(len(cum)) if cum[t] >= m / 5 * cum[-1]) for m in range(1, 6)]
+    assert idx[0].tolist() == expect and idx[0, -1] == 40
+    assert idx[1].tolist() == [0] * 5
+    with pytest.raises(ValueError, match="num_points"):
+        arc_length_indices(traj, 0)
+
+
+def test_joint_adam_run_equals_separate_runs_per_sample():
+    def fn(x):  # S x d -> S, sample s has its own quadratic
+        centres = torch.tensor([[0.2, 0.8, 0.5], [0.9, 0.1, 0.4]], dtype=x.dtype)
+        return ((x - centres) ** 2).sum(-1) * torch.tensor([1.0, 3.0], dtype=x.dtype)
+
+    bounds = torch.stack([torch.zeros(D), torch.ones(D)]).double()
+    x0 = torch.full((2, D), 0.5, dtype=torch.float64)
+    descent = adam_descent(lr=0.05, steps=30)
+    joint = descent(fn, x0, bounds)
+    for s in range(2):
+        alone = descent(lambda x, s=s: fn(x.expand(2, D))[s:s + 1], x0[s:s + 1], bounds)
+        torch.testing.assert_close(joint[:, s], alone[:, 0], rtol=1e-12, atol=1e-14)
+    assert joint.shape == (31, 2, D) and torch.equal(joint[0], x0)
+
+
+def test_plain_gradient_descent_plugin_follows_the_closed_form_and_is_clipped():
+    bounds = torch.stack([torch.zeros(1), torch.ones(1)]).double()
+    x0 = torch.tensor([[0.9]], dtype=torch.float64)
+    gd = TorchOptimizerDescent(torch.optim.SGD, steps=5, lr=0.1)
+    traj = gd(lambda x: (x ** 2).sum(-1), x0, bounds)[:, 0, 0]
+    torch.testing.assert_close(traj, 0.9 * 0.8 ** torch.arange(6, dtype=torch.float64))
+    up = gd(lambda x: -(x * 10).sum(-1), x0, bounds)[:, 0, 0]
+    assert float(up.max()) == 1.0  # iterates stay in the box
+
+
+def test_descent_sequences_start_at_the_incumbent_and_end_at_the_last_iterate():
+    model, X, _ = _model(n=8)
+    bounds = torch.stack([torch.zeros(D), torch.ones(D)]).double()
+    torch.manual_seed(0)
+    seq = draw_descent_sequences(model, X[0], bounds, num_samples=16, num_points=4,
+                                 descent=adam_descent(0.04, 30), num_features=256)
+    assert seq.points.shape == (16, 4, D) and seq.values.shape == (16, 4)
+    assert bool((seq.points >= 0).all()) and bool((seq.points <= 1).all())
+    assert float(seq.local_regret.min()) >= -1e-9  # Adam lowers each smooth sample
+    assert seq.converged_fraction(1e9) == 1.0
+    # the custom plug-in "stand still" keeps every trace on the incumbent
+    still = draw_descent_sequences(model, X[0], bounds, num_samples=4, num_points=3,
+                                   descent=lambda fn, x0, b: x0.unsqueeze(0))
+    assert torch.equal(still.points, X[0].expand(4, 3, D))
+    torch.testing.assert_close(still.start_values, still.end_values)
+
+
+def test_maximize_ascends_the_samples():
+    model, X, _ = _model(n=8)
+    bounds = torch.stack([torch.zeros(D), torch.ones(D)]).double()
+    torch.manual_seed(1)
+    seq = draw_descent_sequences(model, X[0], bounds, num_samples=8, num_points=2,
+                                 descent=adam_descent(0.02, 40), maximize=True)
+    assert bool((seq.end_values >= seq.start_values - 1e-9).all())
+    assert float(seq.local_regret.min()) >= -1e-9
+
+
+def test_bad_inputs_name_the_argument():
+    model, X, _ = _model()
+    bounds = torch.stack([torch.zeros(D), torch.ones(D)]).double()
+    with pytest.raises(ValueError, match="x_start, bounds"):
+        LocalEntropySearch(model)
+    with pytest.raises(ValueError, match="bounds"):
+        LocalEntropySearch(model, x_start=X[0], bounds=bounds[:, :2])
+    with pytest.raises(ValueError, match="num_samples"):
+        LocalEntropySearch(model, x_start=X[0], bounds=bounds, num_samples=0)
+    with pytest.raises(ValueError, match="x_start"):
+        LocalEntropySearch(model, x_start=X[0] + 5, bounds=bounds)
+    with pytest.raises(ValueError, match="noise_variance"):
+        LocalEntropySearch(model, sequences=_sequences(_random_points(1, 2)), noise_variance=-1.0)
+    with pytest.raises(ValueError, match="descent"):
+        LocalEntropySearch(model, x_start=X[0], bounds=bounds, num_samples=2,
+                           descent=lambda fn, x0, b: x0)
+    with pytest.raises(ValueError, match="values"):
+        DescentSequences(torch.zeros(2, 3, D), torch.zeros(2, 2), torch.zeros(2), torch.zeros(2))
+    with pytest.raises(ValueError, match="steps"):
+        TorchOptimizerDescent(steps=0)
+    acqf = LocalEntropySearch(model, sequences=_sequences(_random_points(1, 2)))
+    with pytest.raises(AssertionError):  # BoTorch's q check: LES is defined for q = 1
+        acqf(torch.rand(2, 2, D, dtype=torch.float64))
+
+
+def test_make_gp_fixed_and_fitted_hyperparameters():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(12, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(6 * X).sum(-1, keepdim=True)
+    fixed = make_gp(X, Y, noise_std=1e-3, lengthscales=torch.tensor([0.2, 0.4]))
+    torch.testing.assert_close(fixed.covar_module.base_kernel.lengthscale,
+                               torch.tensor([[0.2, 0.4]], dtype=torch.float64))
+    assert float(fixed.likelihood.noise) == pytest.approx(1e-6)
+    fitted = make_gp(X, standardize_observations(Y.squeeze(-1)).unsqueeze(-1))
+    ls = fitted.covar_module.base_kernel.lengthscale
+    assert bool((ls >= 0.05 - 1e-9).all()) and bool((ls <= math.sqrt(2) + 1e-9).all())
+    assert float(fitted.likelihood.noise) == pytest.approx(1.42e-3 ** 2)
+
+
+def test_standardize_observations_uses_the_population_std_like_the_official_scaler():
+    y = torch.tensor([3.0, -1.0, 4.0, 1.5], dtype=torch.float64)
+    ref = (y.numpy() - y.numpy().mean()) / y.numpy().std(ddof=0)  # StandardScaler's formula
+    np.testing.assert_allclose(standardize_observations(y).numpy(), ref, rtol=1e-12)
+    assert float(standardize_observations(y[:1])) == 0.0
+
+
+def test_les_acquisition_picks_a_trace_point_with_botorch_discrete_optimiser():
+    model, X, Y = _model(n=8)
+    bounds = torch.stack([torch.zeros(D), torch.ones(D)]).double()
+    torch.manual_seed(0)
+    acqf = LocalEntropySearch(model, x_start=X[Y.argmin()], bounds=bounds, num_samples=8,
+                              num_points=4, descent=adam_descent(0.02, 40), num_features=256)
+    x, value = optimize_acqf_discrete(acqf, q=1, choices=acqf.candidates)
+    with torch.no_grad():
+        all_values = acqf(acqf.candidates.unsqueeze(-2))
+    assert float(value) == pytest.approx(float(all_values.max()))
+    assert bool((acqf.candidates == x).all(-1).any())
+
+
+def test_run_les_respects_budget_bounds_and_the_stopping_rule():
+    bounds = torch.tensor([[-2.0, -1.0], [2.0, 3.0]], dtype=torch.float64)
+
+    def objective(X):
+        return ((X - torch.tensor([0.5, 1.0], dtype=X.dtype)) ** 2).sum(-1)
+
+    X0 = torch.tensor([[1.8, -0.5], [-1.5, 2.5]], dtype=torch.float64)
+    torch.manual_seed(0)
+    fixed = partial(make_gp, lengthscales=torch.tensor([0.3, 0.3]))
+    res = run_les(objective, bounds, 6, X0, model_fn=fixed, num_samples=8, num_points=4,
+                  descent=adam_descent(0.05, 20), num_features=128)
+    assert res.X.shape == (6, 2) and res.Y.shape == (6,)
+    assert bool((res.X >= bounds[0]).all()) and bool((res.X <= bounds[1]).all())
+    torch.testing.assert_close(res.Y, objective(res.X))
+    assert res.best_y <= float(objective(X0).min())
+    assert len(res.seconds) == len(res.cpu_seconds) == 4
+    stopped = run_les(objective, bounds, 7, X0, num_samples=4, num_points=2,
+                      descent=adam_descent(0.05, 10), num_features=64, stop_epsilon=1e9,
+                      stop_fraction=0.5)
+    assert stopped.info["stopped_early"] and stopped.X.shape == (2, 2)
+    with pytest.raises(ValueError, match="budget"):
+        run_les(objective, bounds, 1, X0)
+    with pytest.raises(ValueError, match="objective"):
+        run_les(lambda X: X.sum(-1) * math.nan, bounds, 3, X0)
+
+
+# -- the reproduction ------------------------------------------------------------------------------
+
+def test_gp_sample_features_approximate_the_se_kernel():
+    from optzoo.bo.reproduce.les import GPSample
+
+    gp = GPSample(2, 0.4, 8192, torch.Generator().manual_seed(0))
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.1], [0.9, 0.8]], dtype=torch.float64)
+    phi = torch.cos(x @ gp.omega.T + gp.phase) * (2.0 / 8192) ** 0.5
+    k = torch.exp(-0.5 * torch.cdist(x, x) ** 2 / 0.4 ** 2)
+    assert float((phi @ phi.T - k).abs().max()) < 0.05  # RFF error ~ 1/√F
+    torch.testing.assert_close(gp(x), phi @ (gp.weight / (2.0 / 8192) ** 0.5))
+
+
+def test_path_distance_is_the_distance_to_the_nearest_iterate():
+    from optzoo.bo.reproduce.les import path_distances
+
+    path = torch.tensor([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]], dtype=torch.float64)
+    X = torch.tensor([[1.0, 1.0], [2.5, 0.0], [0.2, -0.1]], dtype=torch.float64)
+    expect = [min(float((x - p).norm()) for p in path) for x in X]
+    torch.testing.assert_close(path_distances(X, path), torch.tensor(expect, dtype=X.dtype))
+
+
+def test_reproduction_config_errors_name_the_field():
+    from optzoo.bo.reproduce.les import LESConfig
+    from optzoo.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="problems"):
+        LESConfig(problems=("rosenbrock-d3",), claim_problem="rosenbrock-d3")
+    with pytest.raises(ConfigError, match="claim_problem"):
+        LESConfig(problems=("gp-d5",), claim_problem="gp-d10")
+    with pytest.raises(ConfigError, match="methods"):
+        LESConfig(methods=("logei",))
+    with pytest.raises(ConfigError, match="budget"):
+        LESConfig(budget=2)
+
+
+def test_smoke_preset_runs_and_reports_four_claims(tmp_path):
+    from optzoo.bo.reproduce import les as repro
+    from optzoo.experiment import Result
+
+    cfg = repro.PRESETS["smoke"]
+    results = [Result(t, repro.run_trial(t, "cpu")) for t in repro.trials(cfg)]
+    assert {r.trial.method for r in results} == set(repro.METHODS)
+    for r in results:
+        m = r.metrics
+        assert m["evaluations"] == cfg.budget and m["best_f"] <= m["best_f_init"]
+        assert m["path_dist"] >= 0 and m["curve_f_9"] == pytest.approx(m["best_f"])
+    summary = repro.summarize(results, cfg, tmp_path)
+    assert len(summary.claims) == 4
+    assert all(isinstance(c.held, bool) and c.evidence for c in summary.claims)
+    assert summary.tables[0].rows and summary.figures[0].path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_benchmark_row_times_both_sides_and_breaks_les_down(monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_les.py"
+    spec = importlib.util.spec_from_file_location("_bench_les_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(bench, "BLOCKS", 1)
+    monkeypatch.setattr(bench, "N", 8)
+    monkeypatch.setattr(bench, "SETTINGS", {"cpu": (4, 2, 3, 0.01)})
+    monkeypatch.setattr(bench, "LOGEI_RESTARTS", 1)
+    monkeypatch.setattr(bench, "LOGEI_RAW", 8)
+    row = bench.bench_bo_iteration_cpu_setting()
+    assert row["method_s"] > 0 and row["peer_s"] > 0
+    parts = sum(row[f"les_{k}_s"] for k in ("fit", "paths", "descent", "alpha"))
+    assert parts == pytest.approx(row["method_s"], rel=1e-6)
