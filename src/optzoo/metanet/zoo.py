@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from optzoo.cache import cache_dir
+
 ZOO_VERSION = 2  # bump when the generator changes, so stale caches are not reused
 ACTIVATIONS = ("relu", "sin")
 
@@ -105,15 +107,6 @@ class Zoo:
                        biases=tuple(f[f"b{i}"] for i in range(n_layers)),
                        targets=f["targets"], activation=str(f["activation"]),
                        meta=json.loads(str(f["meta"])))
-
-
-def cache_dir() -> Path:
-    """Where generated zoos are cached: ``$OPTZOO_CACHE``, else ``$XDG_CACHE_HOME/optzoo``,
-    else ``~/.cache/optzoo``."""
-    if os.environ.get("OPTZOO_CACHE"):
-        return Path(os.environ["OPTZOO_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "optzoo"
 
 
 def _cached(kind: str, args: dict, build, cache: bool, root: Path | None) -> Zoo:

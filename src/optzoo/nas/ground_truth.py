@@ -37,18 +37,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from optzoo.cache import cache_dir
 from optzoo.nas.search_space import MINI_TOPOLOGY, Arch, CellSpace
 
 VERSION = 1
 SPLIT = (1000, 397, 400)
-
-
-def cache_dir() -> Path:
-    """``$OPTZOO_CACHE``, else ``$XDG_CACHE_HOME/optzoo``, else ``~/.cache/optzoo``."""
-    if os.environ.get("OPTZOO_CACHE"):
-        return Path(os.environ["OPTZOO_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "optzoo"
 
 
 @functools.lru_cache(maxsize=1)

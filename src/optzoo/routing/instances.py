@@ -57,6 +57,8 @@ from pathlib import Path
 import numpy as np
 import pyvrp
 
+from optzoo.cache import cache_dir
+
 GRID = 1000
 DECAY = 40.0
 DEPOTS = ("random", "central", "eccentric")
@@ -406,15 +408,6 @@ def _generated_cached(n, depot, customers, demand, route_size, seed) -> pyvrp.Pr
 
 
 # --------------------------------------------------------------------------- references
-
-def cache_dir() -> Path:
-    """``$OPTZOO_CACHE``, else ``$XDG_CACHE_HOME/optzoo``, else ``~/.cache/optzoo`` (the
-    convention of ``optzoo.nas.ground_truth`` and ``optzoo.metanet.zoo``)."""
-    if os.environ.get("OPTZOO_CACHE"):
-        return Path(os.environ["OPTZOO_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "optzoo"
-
 
 def _pyvrp_version() -> str:
     from importlib.metadata import version
