@@ -100,7 +100,7 @@ PAPERS: tuple[Paper, ...] = (
        "OFMU", "unlearning", "ZDuyNJI56H",
        "optzoo.unlearning.reproduce.ofmu:REPRODUCTION"),
     _P("bogrape", "BoGrape: Bayesian Optimization over Graphs with Shortest-Path Encoded",
-       "BoGrape", "bo", "g0EbJrKFQJ"),
+       "BoGrape", "bo", "g0EbJrKFQJ", "optzoo.bo.reproduce.bogrape:REPRODUCTION"),
     _P("les", "Local Entropy Search over Descent Sequences for Bayesian Optimization",
        "LES", "bo", "cPxmLZmFa7", "optzoo.bo.reproduce.les:REPRODUCTION"),
     _P("gn-ivo", "Group-Normalized Implicit Value Optimization for Language Models",
