@@ -182,9 +182,8 @@ def evaluate(policy: Callable[[np.ndarray], np.ndarray], perturbation: Perturbat
         raise ValueError(f"episodes: expected >= 1, got {episodes}")
     envs = [make_env(env_id, perturbation) for _ in range(episodes)]
     high = envs[0].action_space.high
+    # the actuator noise draws from each env's own RNG, which reset seeds
     obs = np.stack([e.reset(seed=int(seed) + i)[0] for i, e in enumerate(envs)])
-    for e in envs:  # the actuator noise draws from the env RNG, seeded by reset
-        e.action_space.seed(int(seed))
     totals = np.zeros(episodes)
     alive = np.ones(episodes, dtype=bool)
     while alive.any():

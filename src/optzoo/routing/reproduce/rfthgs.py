@@ -33,6 +33,7 @@ Claims (thresholds fixed before any run):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +152,13 @@ def instance_specs(count: int, n_range, base_seed: int, reference_iterations: in
 
 def _srex_gaps(specs, refs, iterations: int, seeds) -> np.ndarray:
     """Gap of PyVRP's SREX (trusted, in process) per (instance, seed)."""
+    return _srex_gaps_cached(tuple(specs), tuple(refs), int(iterations), tuple(seeds)).copy()
+
+
+@functools.lru_cache(maxsize=8)
+def _srex_gaps_cached(specs, refs, iterations: int, seeds) -> np.ndarray:
+    # the baseline table and the held-out SREX runs are the same for every trial of a preset:
+    # run them once per process
     from optzoo.routing.hgs import run_hgs
 
     out = np.empty((len(specs), len(seeds)))
