@@ -356,7 +356,7 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
     for step in range(cfg.steps):
         prompts = cache.sample(cfg.prompts, rng) if cfg.use_cache else [cache.entries[0]] * (
             cfg.prompts)
-        batch_parents, batch_children, rewards, tiers, gaps = [], [], [], [], []
+        batch_parents, batch_children, rewards, tiers = [], [], [], []
         for parent in prompts:
             instances = sorted(rng.sample(range(n_inst), k_inst))
             hgs_seed = rng.randrange(2 ** 31)
@@ -374,7 +374,6 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
                 group_r.append(r)
                 tiers.append(tier)
                 g = float(np.mean(out["gaps"])) if out["status"] == "ok" else math.nan
-                gaps.append(g)
                 if cfg.use_cache and tier == "scored":
                     cache.add(child if isinstance(child, dict) else None, src, g, r)
                 batch_parents.append(parent)
