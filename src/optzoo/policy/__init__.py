@@ -16,7 +16,10 @@ a completion mask ``(B, T)``, rewards ``(B,)`` in groups of consecutive completi
 * :func:`reinforce_loss`, :func:`reinforce_advantages`, :func:`rloo_advantages` — REINFORCE with
   a baseline.
 
-Only ``torch`` is needed; TRL is the reference of the tests, not a dependency.
+The losses need only ``torch``; TRL is the reference of the tests, not a dependency.
+:mod:`optzoo.policy.trainer` (``PolicyTrainer`` and the algorithms ``GRPO``, ``OffPolicyGRPO``,
+``SPO``, ``GNIVO``, ``Reinforce``) runs them on a Hugging Face causal LM with the
+:mod:`optzoo.llm` substrate (``optzoo[llm]``).
 """
 
 from optzoo.policy.advantages import (

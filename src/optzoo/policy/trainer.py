@@ -1,0 +1,889 @@
+"""``PolicyTrainer``: one lean RL loop for language models — rollout → reward → advantage →
+update — that runs any of :mod:`optzoo.policy`'s losses through an :class:`Algorithm`.
+
+The trainer owns what every method shares: the policy and its optimizer, the task and its
+train / held-out prompts, sampling (:func:`optzoo.llm.rollout`, KV cache, exact sampler
+log-probs), a frozen reference model for KL penalties, held-out greedy evaluation, logging, and
+checkpoints.  An :class:`Algorithm` owns what differs: which prompts to sample and how many
+completions each (:meth:`Algorithm.select`), which model samples them (a lagged snapshot for
+off-policy GRPO), and the update (advantages, loss, inner steps, trackers).
+
+Algorithms here:
+
+* :class:`GRPO` — TRL 1.16's GRPO (:func:`~optzoo.policy.grpo_loss`, group advantages), with
+  TRL's ``num_iterations`` as ``inner_steps``;
+* :class:`OffPolicyGRPO` — Mroueh et al. (ICLR 2026), Algorithm 1: sampler synced every ``v``
+  steps, ``i`` inner steps, clip window centred on π_k/α, whitened advantages, zero-variance
+  mask, π_ref refreshed periodically (:func:`~optzoo.policy.offpolicy_grpo_loss`);
+* :class:`SPO` — Xu & Ding (ICLR 2026): one response per prompt, KL-adaptive Beta value tracker,
+  global advantage normalisation, prioritised prompt sampling (:class:`SPOValueTracker`);
+* :class:`GNIVO` — Choi et al. (ICLR 2026): group-normalised implicit value loss on sampled
+  prefix steps (:func:`~optzoo.policy.gn_ivo_loss`), one-step variant by ``steps="one"``;
+* :class:`Reinforce` — REINFORCE with a batch-mean, group-mean or leave-one-out (RLOO) baseline.
+
+Logged per step (``trainer.history``, one dict per step): ``reward`` and ``accuracy`` (training
+samples), ``kl`` (to the reference, when the loss reports it), ``degenerate_frac`` (prompts
+whose samples all got the same reward; SPO: samples with a zero raw advantage), ``tokens`` and
+``tokens_per_s`` (completion tokens generated / wall time of rollout + update), ``samples``,
+``syncs`` (sampler weight copies so far), ``wall_s`` (training wall time so far, evaluation
+excluded) and, every ``eval_every`` steps, ``test_accuracy`` (held-out greedy accuracy).
+
+Checkpoints (:meth:`PolicyTrainer.save`, :meth:`PolicyTrainer.load`, or ``fit(checkpoint=...)``)
+hold the model, the optimizer, the algorithm's state (snapshots, trackers), the reference model,
+the RNG states (the sampling ``torch.Generator`` and the prompt ``numpy`` generator) and the
+history; they are written atomically, and a resumed run continues exactly as an uninterrupted
+one would on the same device and thread count.
+
+Example::
+
+    from optzoo.llm import Addition, PretrainConfig, pretrain
+    from optzoo.policy.trainer import GRPO, PolicyTrainer, TrainerConfig
+
+    task = Addition(digits=2)
+    lm = pretrain(PretrainConfig(task=task))
+    train, test = task.split(1000, 300, seed=1)
+    trainer = PolicyTrainer(lm.model, lm.tokenizer, task, train, test, GRPO(group_size=8),
+                            TrainerConfig(steps=100, lr=1e-4))
+    history = trainer.fit(checkpoint="runs/grpo.pt")   # resumes if the file exists
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from optzoo.llm.sampling import Rollout, greedy_accuracy, rollout, token_logprobs
+from optzoo.llm.tasks import Problem, Task
+from optzoo.policy.advantages import degenerate_group_fraction, grpo_advantages
+from optzoo.policy.gn_ivo import (
+    gn_ivo_loss,
+    response_step_counts,
+    sample_prefix_steps,
+    step_ids_from_boundaries,
+)
+from optzoo.policy.grpo import grpo_loss
+from optzoo.policy.offpolicy_grpo import (
+    OffPolicySchedule,
+    offpolicy_grpo_loss,
+    whitened_advantages,
+    zero_variance_mask,
+)
+from optzoo.policy.reinforce import BASELINES, reinforce_advantages, reinforce_loss
+from optzoo.policy.spo import SPOValueTracker, kl_divergence_proxy, sample_prompts
+
+CHECKPOINT_VERSION = 1
+
+
+def _positive_int(name: str, value, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+
+
+def _number(name: str, value, lo: float = 0.0, *, strict: bool = False) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < lo or (strict and value == lo):
+        raise ValueError(f"{name}: expected a finite number {'>' if strict else '>='} {lo}, "
+                         f"got {value!r}")
+
+
+@dataclass(frozen=True)
+class TrainerConfig:
+    """Settings shared by every algorithm.
+
+    Args:
+        steps: training steps (one sampled batch each) of :meth:`PolicyTrainer.fit`.
+        lr: Adam learning rate.
+        weight_decay: AdamW weight decay.
+        grad_clip: max global gradient norm (None: no clipping).
+        max_new_tokens: completion length cap (None: the longest demonstration among the training
+            problems, in tokens, + 2).
+        temperature: sampling temperature (log-probs use the same temperature).
+        eval_every: steps between held-out greedy evaluations (0: only at the start and end).
+        eval_size: held-out prompts evaluated (the first ``eval_size`` of ``test``).
+        checkpoint_every: steps between checkpoints when ``fit`` gets a path.
+        seed: seed of the sampling generator and of the prompt draws.
+    """
+
+    steps: int = 100
+    lr: float = 1e-4
+    weight_decay: float = 0.0
+    grad_clip: float | None = 1.0
+    max_new_tokens: int | None = None
+    temperature: float = 1.0
+    eval_every: int = 10
+    eval_size: int = 300
+    checkpoint_every: int = 10
+    seed: int = 0
+
+    def __post_init__(self):
+        _positive_int("steps", self.steps, 0)
+        _number("lr", self.lr, strict=True)
+        _number("weight_decay", self.weight_decay)
+        if self.grad_clip is not None:
+            _number("grad_clip", self.grad_clip, strict=True)
+        if self.max_new_tokens is not None:
+            _positive_int("max_new_tokens", self.max_new_tokens)
+        _number("temperature", self.temperature, strict=True)
+        _positive_int("eval_every", self.eval_every, 0)
+        _positive_int("eval_size", self.eval_size)
+        _positive_int("checkpoint_every", self.checkpoint_every)
+        _positive_int("seed", self.seed, 0)
+
+
+@dataclass
+class Batch:
+    """One step's samples.
+
+    Attributes:
+        rollout: the sampled completions (rows grouped by prompt).
+        rewards: ``(N,)`` float32 rewards on the model's device.
+        correct: ``(N,)`` bool, the task's exact-match verdict.
+        index: ``(N,)`` long, index into the trainer's training problems of each row's prompt.
+        num_samples: completions per prompt (the group size).
+    """
+
+    rollout: Rollout
+    rewards: Tensor
+    correct: Tensor
+    index: Tensor
+    num_samples: int
+
+
+class Algorithm(ABC):
+    """What a policy-optimisation method decides; the :class:`PolicyTrainer` does the rest.
+
+    Subclasses implement :meth:`select` and :meth:`update`; they may override :meth:`setup`
+    (called once before the first step), :meth:`sampler` (the model that samples step ``step``;
+    default the policy itself), :meth:`syncs` (weight copies to the sampler so far) and
+    :meth:`state_dict` / :meth:`load_state_dict` (anything beyond the policy and optimizer that a
+    resumed run needs).
+    """
+
+    name: str = "algorithm"
+
+    def setup(self, trainer: PolicyTrainer) -> None:
+        """Prepare before the first step (e.g. snapshots, tracker priors)."""
+        return None
+
+    @abstractmethod
+    def select(self, trainer: PolicyTrainer, step: int) -> tuple[list[int], int]:
+        """``(indices into trainer.train, completions per prompt)`` of step ``step``."""
+
+    def sampler(self, trainer: PolicyTrainer, step: int):
+        """The model that samples step ``step``'s completions."""
+        return trainer.model
+
+    @abstractmethod
+    def update(self, trainer: PolicyTrainer, batch: Batch, step: int) -> dict[str, float]:
+        """Optimise on ``batch`` (through :meth:`PolicyTrainer.optimizer_step`); return metrics."""
+
+    def syncs(self, steps_done: int) -> int:
+        """Weight copies to the sampler after ``steps_done`` steps (on-policy: one per step)."""
+        return steps_done
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any], trainer: PolicyTrainer) -> None:
+        """Restore :meth:`state_dict` in place of :meth:`setup` (a resumed run)."""
+        if state:
+            raise ValueError(f"{self.name}: unexpected algorithm state {sorted(state)}")
+
+
+def _uniform_prompts(trainer: PolicyTrainer, n: int) -> list[int]:
+    """``n`` distinct training prompts drawn uniformly (with replacement only when ``n`` exceeds
+    the number of prompts)."""
+    m = len(trainer.train)
+    return trainer.rng.choice(m, size=n, replace=n > m).tolist()
+
+
+def _check_group(group_size: int, prompts_per_step: int, minimum: int = 1) -> None:
+    _positive_int("group_size", group_size, minimum)
+    _positive_int("prompts_per_step", prompts_per_step)
+
+
+@dataclass
+class GRPO(Algorithm):
+    """GRPO as TRL 1.16's ``GRPOTrainer`` computes it (:func:`~optzoo.policy.grpo_loss`).
+
+    Args:
+        group_size: G, completions per prompt (TRL's ``num_generations``).
+        prompts_per_step: prompts per step.
+        epsilon, epsilon_high: clip range [1 − ε, 1 + ε_high] (``None``: ε).
+        beta: k3 KL coefficient to the trainer's reference model (the initial policy).
+        loss_type: TRL's aggregation (``"grpo"``, ``"bnpo"``, ``"dr_grpo"``, ``"dapo"``).
+        scale_rewards: TRL's ``scale_rewards`` (``"group"``, ``"batch"``, ``"none"``).
+        inner_steps: optimizer steps per sampled batch (TRL's ``num_iterations``).
+    """
+
+    group_size: int = 8
+    prompts_per_step: int = 8
+    epsilon: float = 0.2
+    epsilon_high: float | None = None
+    beta: float = 0.0
+    loss_type: str = "grpo"
+    scale_rewards: str = "group"
+    inner_steps: int = 1
+    name: str = "grpo"
+
+    def __post_init__(self):
+        _check_group(self.group_size, self.prompts_per_step, 2)
+        _positive_int("inner_steps", self.inner_steps)
+        _number("epsilon", self.epsilon)
+        _number("beta", self.beta)
+
+    def select(self, trainer, step):
+        return _uniform_prompts(trainer, self.prompts_per_step), self.group_size
+
+    def update(self, trainer, batch, step):
+        r = batch.rollout
+        adv = grpo_advantages(batch.rewards, self.group_size, scale=self.scale_rewards)
+        ref = trainer.reference_logprobs(r) if self.beta else None
+        # TRL: old log-probs are only needed when a batch is reused (num_iterations > 1)
+        old = r.logprobs if self.inner_steps > 1 else None
+        metrics = {}
+        for _ in range(self.inner_steps):
+            logp = trainer.policy_logprobs(r)
+            loss, m = grpo_loss(logp, old, adv, r.completion_mask, ref_logp=ref, beta=self.beta,
+                                epsilon_low=self.epsilon, epsilon_high=self.epsilon_high,
+                                loss_type=self.loss_type,
+                                max_completion_length=trainer.max_new_tokens)
+            trainer.optimizer_step(loss)
+            metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
+        metrics["degenerate_frac"] = degenerate_group_fraction(batch.rewards,
+                                                               self.group_size).item()
+        return metrics
+
+
+@dataclass
+class OffPolicyGRPO(Algorithm):
+    """Off-policy GRPO (Mroueh et al., ICLR 2026, Algorithm 1).
+
+    Step k: the sampler α (a copy of the policy synced every ``sync_period`` = v steps, so it
+    lags by 0..v−1 steps) draws G completions for each prompt; advantages are whitened with
+    α's group statistics (A = (r − μ)/sqrt(σ² + ``variance_eps``)); the anchor π_k (the policy
+    at the start of step k, detached) fixes the clip window [max(π_k/α − ε, 0), π_k/α + ε];
+    ``inner_steps`` = i optimizer steps follow, each on
+    ``offpolicy_grpo_loss(π, α, π_k) + β·KL(π ‖ π_ref)`` with zero-variance groups masked out;
+    π_ref ← π every ``ref_refresh_period`` steps.  (v = 1, i = 1) is on-policy GRPO; with
+    v = 1 the anchor is the sampler's own log-probs (the same weights), so no extra forward.
+
+    Args:
+        group_size: G.
+        prompts_per_step: prompts per step.
+        sync_period: v.
+        inner_steps: i.
+        mask_zero_variance: multiply each prompt's loss by 1[σ ≠ 0] (the paper's mask).
+        epsilon: half-width ε of the clip window.
+        beta: k3 KL coefficient.
+        ref_refresh_period: steps between π_ref ← π (None: fixed initial reference).
+        variance_eps: ε inside sqrt(σ² + ε) of the whitened advantage.
+        importance_sampling_level: ``"token"`` (default, TRL's) or ``"sequence_sum"`` (the
+            theorem's π(y|x)/α(y|x)) or ``"sequence"``.
+        loss_type: aggregation (default ``"grpo"``).
+    """
+
+    group_size: int = 8
+    prompts_per_step: int = 8
+    sync_period: int = 1
+    inner_steps: int = 1
+    mask_zero_variance: bool = True
+    epsilon: float = 0.2
+    beta: float = 0.01
+    ref_refresh_period: int | None = 50
+    variance_eps: float = 1e-4
+    importance_sampling_level: str = "token"
+    loss_type: str = "grpo"
+    name: str = "offpolicy-grpo"
+    _sampler: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        _check_group(self.group_size, self.prompts_per_step, 2)
+        _number("epsilon", self.epsilon)
+        _number("beta", self.beta)
+        _number("variance_eps", self.variance_eps)
+        self.schedule = OffPolicySchedule(sync_period=self.sync_period,
+                                          inner_steps=self.inner_steps,
+                                          ref_refresh_period=self.ref_refresh_period)
+
+    def setup(self, trainer):
+        if self.sync_period > 1 and self._sampler is None:
+            self._sampler = trainer.snapshot()
+
+    def select(self, trainer, step):
+        return _uniform_prompts(trainer, self.prompts_per_step), self.group_size
+
+    def sampler(self, trainer, step):
+        if self.sync_period == 1:
+            return trainer.model
+        if self.schedule.syncs_sampler(step):
+            self._sampler.load_state_dict(trainer.model.state_dict())
+        return self._sampler
+
+    def syncs(self, steps_done):
+        return self.schedule.syncs_until(steps_done)
+
+    def update(self, trainer, batch, step):
+        r = batch.rollout
+        if self.ref_refresh_period is not None and self.schedule.refreshes_reference(step):
+            trainer.refresh_reference()
+        adv = whitened_advantages(batch.rewards, self.group_size, eps=self.variance_eps)
+        gmask = zero_variance_mask(batch.rewards, self.group_size)
+        if self.sync_period == 1:
+            anchor = r.logprobs
+        else:
+            with torch.no_grad():
+                anchor = trainer.policy_logprobs(r)
+        ref = trainer.reference_logprobs(r) if self.beta else None
+        metrics = {}
+        for _ in range(self.inner_steps):
+            logp = trainer.policy_logprobs(r)
+            loss, m = offpolicy_grpo_loss(
+                logp, r.logprobs, anchor, adv, r.completion_mask,
+                group_mask=gmask if self.mask_zero_variance else None, ref_logp=ref,
+                beta=self.beta, epsilon=self.epsilon, loss_type=self.loss_type,
+                importance_sampling_level=self.importance_sampling_level,
+                max_completion_length=trainer.max_new_tokens)
+            trainer.optimizer_step(loss)
+            metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
+        lr = (anchor - r.logprobs).abs() * r.completion_mask
+        metrics["max_abs_log_ratio"] = lr.max().item()
+        metrics["lag"] = self.schedule.lag(step)
+        metrics["degenerate_frac"] = 1.0 - gmask.view(-1, self.group_size)[:, 0].mean().item()
+        return metrics
+
+    def state_dict(self):
+        return {} if self._sampler is None else {"sampler": self._sampler.state_dict()}
+
+    def load_state_dict(self, state, trainer):
+        if ("sampler" in state) != (self.sync_period > 1):
+            raise ValueError(f"checkpoint: sampler snapshot present = {'sampler' in state}, "
+                             f"but sync_period = {self.sync_period}")
+        if "sampler" in state:
+            self.setup(trainer)
+            self._sampler.load_state_dict(state["sampler"])
+
+
+@dataclass
+class SPO(Algorithm):
+    """Single-stream Policy Optimization (Xu & Ding, ICLR 2026; the ``verl`` recipe's order).
+
+    Per step: priorities w(x) = sqrt(v̂(1 − v̂)) + 0.05 → ``prompts_per_step`` prompts drawn
+    ∝ w (``sampling="uniform"``: uniformly) → one completion each → A = r − v̂_prev(x) (the
+    tracker before this reward; ``baseline="none"``: v̂ = 0) → global normalisation
+    (A − mean)/(std + 1e-8) (``normalize=False``: raw A) → one PPO-clip step (on-policy, ratio 1
+    at the step: TRL's GRPO loss with these advantages) → D(x) = mean |log π_then − log π_now|
+    over the tokens of the response stored at x's last visit, ρ = clip(2^(−D/D_half), ρ_min,
+    ρ_max) → a ← ρa + r, b ← ρb + (1 − r) → store this response with its log-probs under the
+    updated policy.  Setup draws ``n0`` completions per training prompt from the initial policy
+    for the tracker priors (counted in ``trainer.setup_samples``).
+
+    Args:
+        prompts_per_step: prompts (= completions) per step.
+        n0: offline samples per prompt for the priors (0: a = b = 0.5).
+        rho_min, rho_max, d_half: the tracker's forgetting (the code: ρ_max 0.96, D_half 0.06).
+        rho_mode: ``"kl"`` or ``"constant"`` (ρ = ``rho_constant``).
+        rho_constant: ρ of the constant mode.
+        sampling: ``"prioritised"`` or ``"uniform"``.
+        baseline: ``"tracker"`` or ``"none"`` (REINFORCE with global normalisation).
+        normalize: global advantage normalisation.
+        epsilon: PPO clip.
+        beta: k3 KL coefficient to the reference model.
+    """
+
+    prompts_per_step: int = 64
+    n0: int = 4
+    rho_min: float = 0.875
+    rho_max: float = 0.96
+    d_half: float = 0.06
+    rho_mode: str = "kl"
+    rho_constant: float = 0.9
+    sampling: str = "prioritised"
+    baseline: str = "tracker"
+    normalize: bool = True
+    epsilon: float = 0.2
+    beta: float = 0.0
+    name: str = "spo"
+
+    def __post_init__(self):
+        _positive_int("prompts_per_step", self.prompts_per_step)
+        _positive_int("n0", self.n0, 0)
+        if self.sampling not in ("prioritised", "uniform"):
+            raise ValueError(f"sampling: expected 'prioritised' or 'uniform', got "
+                             f"{self.sampling!r}")
+        if self.baseline not in ("tracker", "none"):
+            raise ValueError(f"baseline: expected 'tracker' or 'none', got {self.baseline!r}")
+        self.tracker = SPOValueTracker(rho_min=self.rho_min, rho_max=self.rho_max,
+                                       d_half=self.d_half, rho_mode=self.rho_mode,
+                                       rho_constant=self.rho_constant)
+
+    def setup(self, trainer):
+        if len(self.tracker):
+            return  # restored from a checkpoint
+        keys = list(range(len(trainer.train)))
+        if self.n0 == 0:
+            for k in keys:
+                self.tracker.initialize(k)
+            return
+        prompts = [p.prompt for p in trainer.train]
+        correct = []
+        for s in range(0, len(prompts), 256):
+            r = trainer.sample(trainer.model, prompts[s:s + 256], self.n0)
+            correct += trainer.task.correct(r.prompts, r.completions)
+        trainer.setup_samples += len(correct)
+        wins = np.asarray(correct, dtype=float).reshape(len(prompts), self.n0).sum(1)
+        for k, w in zip(keys, wins, strict=True):
+            self.tracker.initialize(k, float(w), self.n0)
+
+    def select(self, trainer, step):
+        n = self.prompts_per_step
+        if self.sampling == "uniform":
+            return _uniform_prompts(trainer, n), 1
+        w = self.tracker.sampling_weights(list(range(len(trainer.train))))
+        return sample_prompts(w, n, generator=trainer.prompt_generator).tolist(), 1
+
+    def _divergence(self, trainer, keys: list[int]) -> Tensor:
+        """D per key from the stored responses (0 where none is stored yet)."""
+        d = torch.zeros(len(keys), dtype=torch.float64)
+        have = [(j, self.tracker.stored_response(k)) for j, k in enumerate(keys)]
+        have = [(j, s) for j, s in have if s is not None]
+        if not have:
+            return d
+        width = max(s[0].numel() for _, s in have)
+        ids = torch.full((len(have), width), trainer.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros(len(have), width, dtype=torch.long)
+        stored = torch.zeros(len(have), width)
+        for row, (_, (c, lp)) in enumerate(have):
+            ids[row, :c.numel()], mask[row, :c.numel()], stored[row, :c.numel()] = c, 1, lp
+        prompts = [trainer.train[keys[j]].prompt for j, _ in have]
+        with torch.no_grad():
+            now = trainer.score(prompts, ids, mask).cpu()
+        div = kl_divergence_proxy(stored, now, mask)
+        d[[j for j, _ in have]] = div.double()
+        return d
+
+    def update(self, trainer, batch, step):
+        r = batch.rollout
+        keys = batch.index.tolist()
+        values = (self.tracker.values(keys) if self.baseline == "tracker"
+                  else torch.zeros(len(keys), dtype=torch.float64))
+        raw = batch.rewards.double().cpu() - values
+        if self.normalize and len(keys) > 1:
+            adv = (raw - raw.mean()) / (raw.std() + 1e-8)
+        else:
+            adv = raw
+        adv = adv.to(batch.rewards)
+        ref = trainer.reference_logprobs(r) if self.beta else None
+        logp = trainer.policy_logprobs(r)
+        loss, m = grpo_loss(logp, None, adv, r.completion_mask, ref_logp=ref, beta=self.beta,
+                            epsilon_low=self.epsilon, loss_type="grpo")
+        trainer.optimizer_step(loss)
+        # a prompt drawn twice in a step: its later copy sees the earlier one's update
+        uniq = list(dict.fromkeys(keys))
+        rho = self.tracker.rho(self._divergence(trainer, uniq))
+        rho_of = dict(zip(uniq, rho.tolist(), strict=True))
+        self.tracker.update(keys, batch.rewards.cpu(), torch.tensor([rho_of[k] for k in keys]))
+        with torch.no_grad():
+            after = trainer.policy_logprobs(r).cpu()
+        mask = r.completion_mask.cpu().bool()
+        for row, k in enumerate(keys):
+            self.tracker.store_response(k, (r.completion_ids[row].cpu()[mask[row]].clone(),
+                                            after[row][mask[row]].clone()))
+        return {"loss": loss.item(), **{k: v.item() for k, v in m.items()},
+                "degenerate_frac": (raw.abs() < 1e-8).double().mean().item(),
+                "advantage_var": raw.var().item() if len(keys) > 1 else 0.0,
+                "rho_mean": rho.mean().item()}
+
+    def state_dict(self):
+        return {"tracker": self.tracker.state_dict()}
+
+    def load_state_dict(self, state, trainer):
+        self.tracker.load_state_dict(state["tracker"])
+
+
+@dataclass
+class GNIVO(Algorithm):
+    """Group-Normalized Implicit Value Optimization (Choi et al., ICLR 2026, Eq. 9).
+
+    π_old ← π at each step; K completions per prompt; one prefix length t per group drawn
+    uniformly from {1..max_i T_i} (``num_t`` per group; ``"all"``: every t) — responses shorter
+    than t use their whole response; loss
+    −Σ_i softmax(R/α)_i · log softmax_j(g_j(t))_i with g_j(t) = log π_θ(y^(j)_<t) −
+    log π_old(y^(j)_<t), plus β·k3-KL to the initial model; ``inner_steps`` optimizer steps on
+    the batch (the first is REINFORCE-like since q is uniform at θ = θ_old).
+
+    Args:
+        group_size: K.
+        prompts_per_step: prompts per step.
+        alpha: target temperature α.
+        steps: ``"line"`` (a step ends at each ``step_separator`` token and at the EOS),
+            ``"token"`` (a step per token) or ``"one"`` (the whole response: one-step GN-IVO).
+        step_separator: the character that ends a reasoning step (``;`` in the chain tasks).
+        num_t: prefix lengths per group (int) or ``"all"``.
+        inner_steps: optimizer steps per batch.
+        normalize_weights: w = softmax(R/α) (the experiments) or exp(R/α) (the theory).
+        beta: KL coefficient.
+    """
+
+    group_size: int = 4
+    prompts_per_step: int = 16
+    alpha: float = 0.2
+    steps: str = "line"
+    step_separator: str = ";"
+    num_t: int | str = 1
+    inner_steps: int = 2
+    normalize_weights: bool = True
+    beta: float = 0.04
+    name: str = "gn-ivo"
+
+    def __post_init__(self):
+        _check_group(self.group_size, self.prompts_per_step, 2)
+        _positive_int("inner_steps", self.inner_steps)
+        _number("alpha", self.alpha, strict=True)
+        _number("beta", self.beta)
+        if self.steps not in ("line", "token", "one"):
+            raise ValueError(f"steps: expected 'line', 'token' or 'one', got {self.steps!r}")
+        if self.num_t != "all":
+            _positive_int("num_t", self.num_t)
+
+    def select(self, trainer, step):
+        return _uniform_prompts(trainer, self.prompts_per_step), self.group_size
+
+    def step_ids(self, trainer, r: Rollout) -> Tensor | None:
+        mask = r.completion_mask
+        if self.steps == "token":
+            return None
+        if self.steps == "one":
+            return torch.zeros_like(mask)
+        sep = trainer.tokenizer.convert_tokens_to_ids(self.step_separator)
+        if sep is None or sep == trainer.tokenizer.unk_token_id:
+            raise ValueError(f"step_separator: {self.step_separator!r} is not a token of the "
+                             "tokenizer")
+        # the separator is the last token of its step; the EOS ends the last step
+        return step_ids_from_boundaries(r.completion_ids == sep, mask)
+
+    def update(self, trainer, batch, step):
+        r = batch.rollout
+        sids = self.step_ids(trainer, r)
+        if self.num_t == "all":
+            prefix = None
+        else:
+            counts = response_step_counts(sids, r.completion_mask)
+            prefix = sample_prefix_steps(counts, self.group_size, self.num_t,
+                                         generator=trainer.prompt_generator)
+        ref = trainer.reference_logprobs(r) if self.beta else None
+        metrics = {}
+        for _ in range(self.inner_steps):
+            logp = trainer.policy_logprobs(r)
+            loss, m = gn_ivo_loss(logp, r.logprobs, batch.rewards, r.completion_mask,
+                                  self.group_size, alpha=self.alpha, step_ids=sids,
+                                  prefix_steps=prefix, normalize_weights=self.normalize_weights,
+                                  ref_logp=ref, beta=self.beta)
+            trainer.optimizer_step(loss)
+            metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
+        metrics["degenerate_frac"] = degenerate_group_fraction(batch.rewards,
+                                                               self.group_size).item()
+        return metrics
+
+
+@dataclass
+class Reinforce(Algorithm):
+    """REINFORCE with a baseline (:func:`~optzoo.policy.reinforce_loss`); ``baseline="rloo"``
+    is RLOO.
+
+    Args:
+        group_size: completions per prompt (≥ 2 for the group baselines).
+        prompts_per_step: prompts per step.
+        baseline: one of :data:`~optzoo.policy.reinforce.BASELINES`.
+        loss_type: ``"sum"`` (−A·Σ_t log π) or a GRPO aggregation.
+        beta: k3 KL coefficient.
+    """
+
+    group_size: int = 4
+    prompts_per_step: int = 16
+    baseline: str = "batch_mean"
+    loss_type: str = "sum"
+    beta: float = 0.0
+    name: str = "reinforce"
+
+    def __post_init__(self):
+        _check_group(self.group_size, self.prompts_per_step)
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline: expected one of {BASELINES}, got {self.baseline!r}")
+        _number("beta", self.beta)
+
+    def select(self, trainer, step):
+        return _uniform_prompts(trainer, self.prompts_per_step), self.group_size
+
+    def update(self, trainer, batch, step):
+        r = batch.rollout
+        adv = reinforce_advantages(batch.rewards, self.baseline, self.group_size)
+        ref = trainer.reference_logprobs(r) if self.beta else None
+        loss, m = reinforce_loss(trainer.policy_logprobs(r), adv, r.completion_mask,
+                                 loss_type=self.loss_type, ref_logp=ref, beta=self.beta,
+                                 max_completion_length=trainer.max_new_tokens)
+        trainer.optimizer_step(loss)
+        out = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
+        if self.group_size > 1:
+            out["degenerate_frac"] = degenerate_group_fraction(batch.rewards,
+                                                               self.group_size).item()
+        return out
+
+
+class PolicyTrainer:
+    """Rollout → reward → advantage → update, for any :class:`Algorithm` (module docstring).
+
+    Args:
+        model: a Hugging Face causal LM (trained in place), on the device to train on.
+        tokenizer: its tokenizer (EOS and PAD ids; :func:`optzoo.llm.models.prepare_tokenizer`).
+        task: the :class:`~optzoo.llm.tasks.Task` whose ``reward`` scores completions.
+        train: training problems (prompts are drawn from these).
+        test: held-out problems (greedy accuracy on the first ``config.eval_size``).
+        algorithm: the method.
+        config: :class:`TrainerConfig`.
+        reward: optional ``reward(prompts, completions) -> list[float]`` replacing
+            ``task.reward`` (TRL's convention).
+        log: called with a progress line at every evaluation.
+    """
+
+    def __init__(self, model, tokenizer, task: Task, train: Sequence[Problem],
+                 test: Sequence[Problem], algorithm: Algorithm,
+                 config: TrainerConfig | None = None, *,
+                 reward: Callable[[list[str], list[str]], list[float]] | None = None,
+                 log: Callable[[str], None] | None = None):
+        if not isinstance(task, Task):
+            raise ValueError(f"task: expected an optzoo.llm Task, got {task!r}")
+        for name, probs in (("train", train), ("test", test)):
+            if not probs or not all(isinstance(p, Problem) for p in probs):
+                raise ValueError(f"{name}: expected a non-empty sequence of Problem")
+        if not isinstance(algorithm, Algorithm):
+            raise ValueError(f"algorithm: expected an optzoo.policy.trainer.Algorithm, got "
+                             f"{algorithm!r}")
+        config = TrainerConfig() if config is None else config
+        if not isinstance(config, TrainerConfig):
+            raise ValueError(f"config: expected a TrainerConfig, got {type(config).__name__}")
+        if tokenizer.eos_token_id is None or tokenizer.pad_token_id is None:
+            raise ValueError("tokenizer: expected EOS and PAD tokens (see prepare_tokenizer)")
+        self.model, self.tokenizer, self.task = model, tokenizer, task
+        self.train, self.test = list(train), list(test)
+        self.algorithm, self.config, self.log = algorithm, config, log
+        self.reward_fn = task.reward if reward is None else reward
+        self.device = next(model.parameters()).device
+        self.max_new_tokens = config.max_new_tokens or 2 + max(
+            len(tokenizer(p.answer, add_special_tokens=False)["input_ids"]) for p in self.train)
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr,
+                                           weight_decay=config.weight_decay)
+        self.generator = torch.Generator(device=self.device).manual_seed(config.seed)
+        self.prompt_generator = torch.Generator().manual_seed(config.seed + 1)
+        self.rng = np.random.default_rng(config.seed)
+        self.reference = None
+        self.step = 0
+        self.history: list[dict[str, float]] = []
+        self.wall_s = 0.0
+        self.samples = 0
+        self.setup_samples = 0
+        self._setup_done = False
+
+    # -- helpers the algorithms call ----------------------------------------------------------
+
+    def snapshot(self):
+        """A frozen copy of the current policy (eval mode, no gradients)."""
+        copy_ = copy.deepcopy(self.model)
+        copy_.eval()
+        for p in copy_.parameters():
+            p.requires_grad_(False)
+        return copy_
+
+    def refresh_reference(self) -> None:
+        """π_ref ← the current policy."""
+        if self.reference is None:
+            self.reference = self.snapshot()
+        else:
+            self.reference.load_state_dict(self.model.state_dict())
+
+    def sample(self, model, prompts: Sequence[str], num_samples: int) -> Rollout:
+        """Completions of ``prompts`` from ``model`` with the trainer's generator."""
+        was = model.training
+        model.eval()
+        try:
+            return rollout(model, self.tokenizer, list(prompts), num_samples=num_samples,
+                           max_new_tokens=self.max_new_tokens,
+                           temperature=self.config.temperature, generator=self.generator)
+        finally:
+            model.train(was)
+
+    def policy_logprobs(self, r: Rollout) -> Tensor:
+        """Per-token log-probs of ``r``'s completions under the policy (differentiable)."""
+        return r.logprobs_under(self.model, temperature=self.config.temperature)
+
+    @torch.no_grad()
+    def reference_logprobs(self, r: Rollout) -> Tensor:
+        """Per-token log-probs under the reference model (the initial policy unless refreshed)."""
+        if self.reference is None:
+            self.refresh_reference()
+        return r.logprobs_under(self.reference, temperature=self.config.temperature)
+
+    def score(self, prompts: Sequence[str], completion_ids: Tensor,
+              completion_mask: Tensor) -> Tensor:
+        """Per-token log-probs under the policy of completions given as right-padded ids."""
+        side = self.tokenizer.padding_side
+        self.tokenizer.padding_side = "left"
+        try:
+            enc = self.tokenizer(list(prompts), return_tensors="pt", padding=True)
+        finally:
+            self.tokenizer.padding_side = side
+        return token_logprobs(self.model, enc["input_ids"].to(self.device),
+                              enc["attention_mask"].to(self.device),
+                              completion_ids.to(self.device), completion_mask.to(self.device),
+                              temperature=self.config.temperature)
+
+    def optimizer_step(self, loss: Tensor) -> None:
+        """Backward, clip, step, zero the gradients; a non-finite loss raises instead."""
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{self.algorithm.name}: non-finite loss {loss.item()} at "
+                                     f"step {self.step}")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.config.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
+        self.optimizer.step()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def evaluate(self) -> float:
+        """Held-out greedy accuracy on the first ``eval_size`` test prompts."""
+        prompts = [p.prompt for p in self.test[:self.config.eval_size]]
+        was = self.model.training
+        self.model.eval()
+        try:
+            return greedy_accuracy(self.model, self.tokenizer, self.task, prompts,
+                                   max_new_tokens=self.max_new_tokens)
+        finally:
+            self.model.train(was)
+
+    def _setup(self) -> None:
+        if not self._setup_done:
+            if self.reference is None:
+                self.refresh_reference()
+            self.algorithm.setup(self)
+            self._setup_done = True
+
+    def train_step(self) -> dict[str, float]:
+        """One step: select prompts, sample, reward, update; returns (and logs) its metrics."""
+        self._setup()
+        t0 = time.perf_counter()
+        step = self.step
+        index, k = self.algorithm.select(self, step)
+        sampler = self.algorithm.sampler(self, step)
+        r = self.sample(sampler, [self.train[i].prompt for i in index], k)
+        rewards = torch.tensor(self.reward_fn(r.prompts, r.completions), dtype=torch.float32,
+                               device=self.device)
+        correct = torch.tensor(self.task.correct(r.prompts, r.completions), device=self.device)
+        batch = Batch(r, rewards, correct,
+                      torch.tensor(index, device=self.device).repeat_interleave(k), k)
+        self.model.train()
+        metrics = self.algorithm.update(self, batch, step)
+        dt = time.perf_counter() - t0
+        tokens = int(r.completion_mask.sum())
+        self.wall_s += dt
+        self.samples += len(r.completions)
+        self.step += 1
+        row = {"step": self.step, "reward": rewards.mean().item(),
+               "accuracy": correct.float().mean().item(), "tokens": tokens,
+               "tokens_per_s": tokens / dt, "samples": self.samples,
+               "syncs": self.algorithm.syncs(self.step), "wall_s": self.wall_s, **metrics}
+        ev = self.config.eval_every
+        if (ev and self.step % ev == 0) or self.step == self.config.steps:
+            row["test_accuracy"] = self.evaluate()
+            if self.log:
+                self.log(f"[{self.algorithm.name}] step {self.step}: reward "
+                         f"{row['reward']:.3f}, test accuracy {row['test_accuracy']:.3f}, "
+                         f"{row['tokens_per_s']:.0f} tok/s")
+        self.history.append(row)
+        return row
+
+    def fit(self, steps: int | None = None, *, checkpoint: str | os.PathLike | None = None,
+            ) -> list[dict[str, float]]:
+        """Train until ``steps`` (default ``config.steps``) steps are done in total.
+
+        With ``checkpoint``, an existing file there is loaded first (so a killed run resumes) and
+        the state is saved every ``config.checkpoint_every`` steps and at the end.  A step-0
+        held-out evaluation opens a fresh history.
+
+        Returns:
+            ``history`` (one dict per step; the step-0 row has ``step = 0``).
+        """
+        steps = self.config.steps if steps is None else steps
+        _positive_int("steps", steps, 0)
+        if checkpoint is not None and Path(checkpoint).is_file():
+            self.load(checkpoint)
+        self._setup()
+        if not self.history:
+            self.history.append({"step": 0, "test_accuracy": self.evaluate(), "samples": 0,
+                                 "syncs": 0, "wall_s": 0.0})
+        while self.step < steps:
+            self.train_step()
+            if checkpoint is not None and (self.step % self.config.checkpoint_every == 0
+                                           or self.step == steps):
+                self.save(checkpoint)
+        return self.history
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a resumed run needs (``torch.save``-able)."""
+        return {"version": CHECKPOINT_VERSION, "algorithm": self.algorithm.name,
+                "step": self.step, "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "reference": None if self.reference is None else self.reference.state_dict(),
+                "algorithm_state": self.algorithm.state_dict(),
+                "generator": self.generator.get_state(),
+                "prompt_generator": self.prompt_generator.get_state(),
+                "rng": self.rng.bit_generator.state, "history": self.history,
+                "wall_s": self.wall_s, "samples": self.samples,
+                "setup_samples": self.setup_samples, "setup_done": self._setup_done}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise ValueError(f"checkpoint: version {state.get('version')!r}, expected "
+                             f"{CHECKPOINT_VERSION}")
+        if state["algorithm"] != self.algorithm.name:
+            raise ValueError(f"checkpoint: written by algorithm {state['algorithm']!r}, this "
+                             f"trainer runs {self.algorithm.name!r}")
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if state["reference"] is not None:
+            self.refresh_reference()
+            self.reference.load_state_dict(state["reference"])
+        if state["setup_done"]:
+            self.algorithm.load_state_dict(state["algorithm_state"], self)
+        self.generator.set_state(state["generator"])
+        self.prompt_generator.set_state(state["prompt_generator"])
+        self.rng.bit_generator.state = state["rng"]
+        self.step, self.history = state["step"], list(state["history"])
+        self.wall_s, self.samples = state["wall_s"], state["samples"]
+        self.setup_samples, self._setup_done = state["setup_samples"], state["setup_done"]
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write :meth:`state_dict` to ``path`` atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        torch.save(self.state_dict(), tmp)
+        os.replace(tmp, path)
+        return path
+
+    def load(self, path: str | os.PathLike) -> None:
+        """Restore a checkpoint written by :meth:`save` (same algorithm and model shape)."""
+        self.load_state_dict(torch.load(path, map_location=self.device, weights_only=False))
