@@ -215,3 +215,38 @@ def test_config_errors():
     with pytest.raises(ValueError, match="next_states"):
         OfflineData(torch.zeros(3, 2), torch.zeros(3, 1), torch.zeros(3), torch.zeros(3, 4),
                     torch.zeros(3, dtype=torch.bool))
+
+
+def test_mountaincar_power_perturbation_and_pump_controller():
+    from optzoo.rl.perturbed_control import mountaincar_pump
+
+    env = make_env("MountainCarContinuous-v0", Perturbation("power", 0.5))
+    assert env.unwrapped.power == pytest.approx(0.5 * 0.0015)
+    # full throttle along the velocity climbs the hill: +100 at the goal minus 0.1·a² per step
+    returns = evaluate(mountaincar_pump, episodes=3, env_id="MountainCarContinuous-v0")
+    assert (returns > 80).all()
+    weak = evaluate(mountaincar_pump, Perturbation("power", 0.5), episodes=3,
+                    env_id="MountainCarContinuous-v0")
+    assert weak.mean() < returns.mean()  # more swings, more action cost
+    with pytest.raises(ValueError, match="gravity perturbation: not defined"):
+        make_env("MountainCarContinuous-v0", Perturbation("gravity", 1.5))
+    with pytest.raises(ValueError, match="power perturbation: not defined"):
+        make_env("Pendulum-v1", Perturbation("power", 0.5))
+
+
+def test_reproduction_runs_a_mountaincar_trial_and_keeps_pendulum_keys():
+    import dataclasses
+
+    from optzoo.rl.reproduce.dr_sac import PRESETS, run_trial, trials
+
+    smoke = PRESETS["smoke"]
+    both = dataclasses.replace(smoke, envs=("Pendulum-v1", "MountainCarContinuous-v0"))
+    pend = {t.key("dr-sac") for t in trials(smoke)}
+    mixed = trials(both)
+    # adding an environment leaves the other environment's trials (and stored results) intact
+    assert pend <= {t.key("dr-sac") for t in mixed}
+    mc = [t for t in mixed if t.problem == "MountainCarContinuous-v0"]
+    assert len(mc) == len(pend) and all("gravity" not in t.params for t in mc)
+    res = run_trial(mc[-1], "cpu")
+    assert {f"return[power={p:g}]" for p in smoke.power} <= set(res)
+    assert "return[gravity=1.5]" not in res and math.isfinite(res["return[nominal]"])

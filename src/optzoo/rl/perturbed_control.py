@@ -9,11 +9,17 @@ fixed policy in perturbed copies of it. The perturbations of the brief for ``Pen
   clipped to the bounds;
 * ``random_action`` — with probability p the actuator applies a uniformly random action.
 
+For ``MountainCarContinuous-v0`` (the issue's second environment; the brief lists it as
+optional): ``power`` multiplies the engine's ``power`` (0.0015) — the analogue of the paper's
+LunarLander engine-power perturbation — and the two actuator perturbations apply unchanged
+(gymnasium hard-codes its gravity, 0.0025, inside ``step``, so there is no gravity family).
+
 The offline data come from a behaviour policy with ε = 0.1 uniformly random actions (the paper's
 ε-greedy generation). The paper's behaviour policy is a trained SAC agent; here, for Pendulum, an
 energy-pumping swing-up controller with a PD catch near the top (:func:`pendulum_swingup`; mean
 return about −140 on the nominal task against the code's benchmark of −150), which costs no
-training and is deterministic given the seed.
+training and is deterministic given the seed; for MountainCar, :func:`mountaincar_pump`, which
+pushes along the velocity (energy pumping) and reaches the goal in about 100–130 steps.
 
 Rewards: the official code trains on (r + 8)/8 for Pendulum (``Reward_adapter``); evaluation
 always reports the environment's raw return.
@@ -30,7 +36,12 @@ import torch
 
 from optzoo.rl.dr_sac import OfflineData
 
-PERTURBATIONS = ("nominal", "gravity", "length", "mass", "action_noise", "random_action")
+PERTURBATIONS = ("nominal", "gravity", "length", "mass", "power", "action_noise",
+                 "random_action")
+ENVIRONMENTS = ("Pendulum-v1", "MountainCarContinuous-v0")
+# the physical perturbations each environment supports, and the attribute they scale
+_PHYSICS = {"Pendulum-v1": {"length": "l", "mass": "m"},
+            "MountainCarContinuous-v0": {"power": "power"}}
 
 
 @dataclass(frozen=True)
@@ -44,7 +55,7 @@ class Perturbation:
     def __post_init__(self):
         if self.kind not in PERTURBATIONS:
             raise ValueError(f"kind: expected one of {PERTURBATIONS}, got {self.kind!r}")
-        if self.kind in ("gravity", "length", "mass") and self.level <= 0:
+        if self.kind in ("gravity", "length", "mass", "power") and self.level <= 0:
             raise ValueError(f"level: expected a positive factor for {self.kind}, "
                              f"got {self.level}")
         if self.kind in ("action_noise",) and self.level < 0:
@@ -61,16 +72,19 @@ def make_env(env_id: str = "Pendulum-v1", perturbation: Perturbation | None = No
     """A gymnasium environment with the perturbation applied (wrappers for action noise and
     random actions, attributes of the unwrapped physics for the rest)."""
     p = perturbation or Perturbation()
+    if env_id not in ENVIRONMENTS:
+        raise ValueError(f"env_id: expected one of {ENVIRONMENTS}, got {env_id!r}")
     kwargs = {}
-    if p.kind == "gravity":
-        if env_id != "Pendulum-v1":
-            raise ValueError(f"gravity perturbation: only Pendulum-v1 supported, got {env_id}")
+    if p.kind == "gravity" and env_id == "Pendulum-v1":
         kwargs["g"] = 10.0 * p.level
     env = gym.make(env_id, **kwargs)
-    if p.kind in ("length", "mass"):
-        attr = {"length": "l", "mass": "m"}[p.kind]
-        if not hasattr(env.unwrapped, attr):
-            raise ValueError(f"{p.kind} perturbation: {env_id} has no attribute {attr!r}")
+    if p.kind in ("length", "mass", "power") or (p.kind == "gravity"
+                                                  and env_id != "Pendulum-v1"):
+        # gravity is a gym.make argument for Pendulum only
+        attr = _PHYSICS[env_id].get(p.kind)
+        if attr is None:
+            raise ValueError(f"{p.kind} perturbation: not defined for {env_id} (it supports "
+                             f"{sorted(_PHYSICS[env_id])}, action_noise and random_action)")
         setattr(env.unwrapped, attr, getattr(env.unwrapped, attr) * p.level)
     if p.kind in ("action_noise", "random_action"):
         env = _ActuatorNoise(env, p.kind, p.level)
@@ -109,6 +123,16 @@ def pendulum_swingup(obs: np.ndarray) -> np.ndarray:
     return np.clip(np.where(c > 0.85, catch, pump), -2.0, 2.0)[..., None]
 
 
+def mountaincar_pump(obs: np.ndarray) -> np.ndarray:
+    """Full throttle along the velocity (forward from rest), for ``MountainCarContinuous-v0``
+    (action in [−1, 1]): each swing adds energy until the car clears the right hill."""
+    v = obs[..., 1]
+    return np.where(v < 0, -1.0, 1.0)[..., None]
+
+
+BEHAVIOURS = {"Pendulum-v1": pendulum_swingup, "MountainCarContinuous-v0": mountaincar_pump}
+
+
 def collect_dataset(n: int, seed: int, env_id: str = "Pendulum-v1",
                     behaviour: Callable[[np.ndarray], np.ndarray] | None = None,
                     epsilon: float = 0.1,
@@ -120,7 +144,7 @@ def collect_dataset(n: int, seed: int, env_id: str = "Pendulum-v1",
         n: number of transitions (whole episodes are run; the last is cut at n).
         seed: seeds the episodes' initial states and the ε draws.
         env_id: gymnasium id.
-        behaviour: obs → action in env units (default: :func:`pendulum_swingup`).
+        behaviour: obs → action in env units (default: :data:`BEHAVIOURS` of ``env_id``).
         epsilon: probability of a uniformly random action.
         reward_adapter: applied to the stored rewards (default for Pendulum: (r + 8)/8, the
             official code's; identity otherwise).
@@ -133,9 +157,10 @@ def collect_dataset(n: int, seed: int, env_id: str = "Pendulum-v1",
     if not 0 <= epsilon <= 1:
         raise ValueError(f"epsilon: expected in [0, 1], got {epsilon}")
     if behaviour is None:
-        if env_id != "Pendulum-v1":
-            raise ValueError(f"behaviour: required for {env_id} (the default is Pendulum's)")
-        behaviour = pendulum_swingup
+        if env_id not in BEHAVIOURS:
+            raise ValueError(f"behaviour: required for {env_id} (defaults exist for "
+                             f"{sorted(BEHAVIOURS)})")
+        behaviour = BEHAVIOURS[env_id]
     if reward_adapter is None:
         reward_adapter = (lambda r: (r + 8.0) / 8.0) if env_id == "Pendulum-v1" else (
             lambda r: r)
