@@ -267,3 +267,29 @@ def test_score_routes_and_sandboxed_evaluator():
     assert ev(raises, [0], 0)["status"] == "runtime_error"
     with pytest.raises(ValueError, match="references"):
         SandboxEvaluator([spec], [], 30)
+
+
+def test_sandbox_evaluator_hands_the_data_folder_to_the_child(monkeypatch, tmp_path):
+    """The sandboxed child sees no environment: the parent resolves OPTZOO_DATA for it."""
+    import shutil
+    import types
+
+    from optzoo.routing import sandbox
+    from optzoo.routing.instances import InstanceSpec, data_root
+    from optzoo.routing.rfthgs import SandboxEvaluator
+
+    src = data_root()
+    for ext in (".vrp", ".sol"):
+        name = "X-n101-k25" + ext
+        shutil.copy(next(p for p in (src / name, src / "cvrp" / name) if p.exists()), tmp_path)
+    monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
+    seen = {}
+
+    def fake(source, job, args, limits):
+        seen["args"] = args
+        return types.SimpleNamespace(ok=False, status="runtime", reason="stub")
+
+    monkeypatch.setattr(sandbox, "run_untrusted", fake)
+    ev = SandboxEvaluator([InstanceSpec.x("X-n101-k25")], [27591.0], iterations=1)
+    assert ev("def crossover(*a): pass", [0], seed=0)["status"] == "runtime"
+    assert seen["args"][3] == str(data_root()) and str(tmp_path) in seen["args"][3]

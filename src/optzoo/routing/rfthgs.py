@@ -478,8 +478,14 @@ class SandboxEvaluator:
         from optzoo.routing.sandbox import run_untrusted
 
         specs = [self.specs[i] for i in instances]
+        # the child gets a scrubbed environment (no OPTZOO_DATA), so X files are located here
+        root = None
+        if any(s.is_x for s in specs):
+            from optzoo.routing.instances import data_root
+
+            root = str(data_root())
         out = run_untrusted(source, job="optzoo.routing.hgs:best_routes",
-                            args=(specs, self.iterations, int(seed)), limits=self.limits)
+                            args=(specs, self.iterations, int(seed), root), limits=self.limits)
         if not out.ok:
             return {"status": out.status, "source": source, "reason": out.reason}
         gaps = []

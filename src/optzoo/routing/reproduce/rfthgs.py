@@ -6,16 +6,57 @@ Setting (the brief's small-scale reproduction, CPU and offline): the generator i
 policy over SREX-like Python crossovers (:mod:`optzoo.routing.crossover_dsl`), trained by the
 RFTHGS loop (:func:`optzoo.routing.rfthgs.train`: tiered reward, operator cache, GRPO with
 clip-higher). Every generated operator runs sandboxed inside PyVRP's genetic algorithm
-(:func:`optzoo.routing.hgs.run_hgs`). Training instances: ``train_instances`` X-like instances
-(Uchoa et al.'s generator, n drawn in ``train_n``), fixed across seeds like the paper's 30 X
-instances; their references are best costs of a longer SREX run (cached); the baseline table is
-one SREX run per instance at the training budget (seed 0). Held-out test: larger X-like
-instances (``test_n``), each solved with HGS seeds 0..``test_seeds``−1 by SREX (PyVRP's C++
-operator, as in the paper) and by the method's test operator, paired by instance and seed. As
-in the paper's test time, ``test_operators`` operators are sampled from the trained generator
-on the expert's prompt; the one with the lowest mean gap on the training instances is tested
-(the paper samples 64; whether it reports their best or mean was not confirmed). For
-``evolution`` the incumbent is tested.
+(:func:`optzoo.routing.hgs.run_hgs`). The baseline table is one SREX run per training instance
+at the training budget (seed 0), for every instance source. Held-out test: larger instances,
+each solved with HGS seeds 0..``test_seeds``−1 by SREX (PyVRP's C++ operator, as in the paper)
+and by the method's test operator, paired by instance and seed. As in the paper's test time,
+``test_operators`` operators are sampled from the trained generator on the expert's prompt; the
+one with the lowest mean gap on the training instances is tested (the paper samples 64; whether
+it reports their best or mean was not confirmed). For ``evolution`` the incumbent is tested.
+
+Instances (``instance_source``):
+
+* ``"generated"`` (``smoke``, ``quick``): ``train_instances`` X-like instances (Uchoa et al.'s
+  generator, n drawn in ``train_n``), fixed across seeds like the paper's 30 X instances; their
+  references are best costs of a longer SREX run (cached); held-out: ``test_instances`` larger
+  X-like instances (``test_n``).
+* ``"x"`` (``full``): the real CVRPLIB X files under
+  :func:`optzoo.routing.instances.data_root` (``$OPTZOO_DATA`` or ``../shared/data``; never
+  downloaded). n counts customers (the file name's ``n`` minus the depot). Training: the
+  ``train_instances`` files with n in ``train_n``, spread evenly by size when the folder holds
+  more; held-out: ``test_instances`` files with n in ``test_n``, spread evenly by size (first
+  and last included). Too few files in a range is a :class:`~optzoo.errors.ConfigError`: no
+  instance is skipped silently. Gaps are measured against the best-known cost of each ``.sol``
+  file, on distances rounded to the nearest integer (the VRPLIB convention of the BKS). The
+  resolved names are part of every trial's params, so its key says which instances it used.
+
+The ``full`` preset on the X set shipped in ``../shared/data/cvrp`` (100 instances, n = 100 to
+1000): training = all 30 X instances with 100 <= n <= 240, i.e. X-n101-k25 ... X-n237-k14, the
+paper's training set exactly; held-out = 5 of the 25 instances with 300 <= n <= 500, evenly
+spread by size: X-n303-k21, X-n331-k15, X-n376-k94, X-n429-k61, X-n491-k59 (n = 302 to 490,
+k = 15 to 94 routes); 5 instances × 3 HGS seeds give 15 pairs per training seed, 75 pooled.
+The paper tests up to n = 1000. We stop at 500: one 800-iteration run
+costs about n^1.4 (below), so at n = 1000 the C++ SREX run alone takes about 2 CPU-minutes and
+a slower Python operator (e.g. greedy cheapest-insertion repair) comes near the sandbox's 360 s
+per instance, where a timeout would count as "no feasible solution" in claim (b) for a reason
+that is not solution quality; at n <= 490 the headroom is about 8x. The test set is a small part
+of the cost either way: ``--set test_n=300,1000`` gives X-n303-k21, X-n393-k38, X-n536-k96,
+X-n733-k159, X-n1001-k43 for about 0.25 CPU-hours more per trial. 800 HGS iterations in
+training, selection and test (the paper's budget), 5 instances per reward (paper), 5 seeds.
+
+Cost of ``full`` (measured here on one core, pyvrp 0.11.3, while the 2-core machine was shared,
+so CPU seconds rather than wall time): one 800-iteration SREX run takes 8.2 s on X-n148-k46
+(n = 147) and 33.3 s on X-n401-k29 (n = 400), about n^1.4; the expert program as a sandboxed
+Python crossover took 7.3 s on X-n148-k46 (no slower than the C++ SREX run). Per trial,
+counting every generated operator as a full run: training 15 steps × 4 prompts × 8 completions
+× 5 instances = 2400 runs of mean n ≈ 168 (about 10 s each) ≈ 6.7 h; test-time selection 8
+operators × 30 instances ≈ 0.7 h; baseline table and held-out test (operator and SREX, 5
+instances × 3 seeds) ≈ 0.35 h: about 7.7 CPU-hours per trial, about 190 CPU-hours for the 25
+trials (5 methods × 5 seeds). Operators that fail to compile cost nothing and runtime failures
+stop early, so the real cost is lower, mostly in the first steps. The 25 trials are
+independent: ``full`` is meant for a machine with many cores (``--jobs``) or a Ray cluster
+(``--backend ray``); each worker needs its own copy of the X files (``OPTZOO_DATA`` or
+``../shared/data``), and even with 25 cores a run takes about 8 hours.
 
 Methods: ``rfthgs`` (the paper's loop), ablations ``no-cache`` (prompts always the expert),
 ``no-duplicate`` (no AST-duplicate tier), ``binary`` (binary reward), and in ``full`` the
@@ -35,6 +76,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +89,14 @@ from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
 SLUG = "rfthgs"
 ABLATIONS = ("no-cache", "no-duplicate", "binary")
 METHODS = ("rfthgs", *ABLATIONS, "evolution")
+INSTANCE_SOURCES = ("generated", "x")
+# Sandbox time of one instance in one call on X files: the paper's evaluation timeout (360 s,
+# its 5 instances run in parallel, so each had 360 s). Our instances of a call run one after
+# another in one sandbox, so a call gets 360 s per instance. The default 60 s of
+# SandboxEvaluator (sized for the small generated instances) would time out at n >= 100 with
+# 800 iterations and grade every operator as a runtime failure.
+X_SECONDS_PER_INSTANCE = 360.0
+_X_NAME = re.compile(r"^X-n(\d+)-k\d+$")
 
 
 @dataclass(frozen=True)
@@ -56,13 +106,16 @@ class RFTHGSRepro(Preset):
     Args:
         seeds: training seeds (prompts, instance draws, HGS seeds, sampling).
         methods: methods run (``rfthgs`` required).
-        train_instances: number of generated training instances.
+        instance_source: ``"generated"`` (X-like instances of Uchoa et al.'s generator) or
+            ``"x"`` (the real CVRPLIB X files; see the module docstring).
+        train_instances: number of training instances.
         train_n: (low, high) customers of training instances.
         test_instances: number of held-out instances.
         test_n: (low, high) customers of held-out instances.
         test_seeds: HGS seeds per held-out instance.
         iterations: HGS iterations per run (training and test; paper 800).
-        reference_iterations: SREX iterations of the reference cost of generated instances.
+        reference_iterations: SREX iterations of the reference cost of generated instances
+            (unused for X files, whose reference is the best-known cost).
         steps, prompts, group, instances_per_reward: GRPO loop sizes (paper: –, 16, 8, 5).
         lr: generator learning rate.
         test_operators: operators sampled from the trained generator at test time (paper 64);
@@ -71,6 +124,7 @@ class RFTHGSRepro(Preset):
 
     seeds: int = 3
     methods: tuple[str, ...] = ("rfthgs", "no-cache", "no-duplicate", "binary")
+    instance_source: str = "generated"
     train_instances: int = 6
     train_n: tuple[int, int] = (30, 50)
     test_instances: int = 3
@@ -104,6 +158,14 @@ class RFTHGSRepro(Preset):
                 raise ConfigError(f"{name}: expected 2 <= low <= high, got {(lo, hi)}")
         if self.instances_per_reward > self.train_instances:
             raise ConfigError("instances_per_reward: expected <= train_instances")
+        if self.instance_source not in INSTANCE_SOURCES:
+            raise ConfigError(f"instance_source: expected one of {INSTANCE_SOURCES}, got "
+                              f"{self.instance_source!r}")
+        if self.instance_source == "x" and self.test_n[0] <= self.train_n[1]:
+            # generated sets are disjoint by their seeds; X files only by their size ranges
+            raise ConfigError(f"test_n: with instance_source='x' the held-out sizes must lie "
+                              f"above train_n (held-out = larger, disjoint instances), got "
+                              f"train_n={self.train_n}, test_n={self.test_n}")
         if not self.lr > 0:
             raise ConfigError(f"lr: expected > 0, got {self.lr}")
 
@@ -114,17 +176,69 @@ PRESETS = {
                          iterations=10, reference_iterations=50, steps=2, prompts=1, group=2,
                          instances_per_reward=1, test_operators=2),
     "quick": RFTHGSRepro(),
-    # sized for about two hours on 2 CPU cores (25 trials of ~480 sandboxed HGS evaluations)
-    "full": RFTHGSRepro(seeds=5, methods=METHODS, train_instances=10, train_n=(40, 80),
-                        test_instances=4, test_n=(120, 200), iterations=150,
-                        reference_iterations=5000, steps=15, prompts=4, group=8,
-                        instances_per_reward=3),
+    # the brief's full setting on the real X files: the paper's 30 training instances, 5
+    # held-out ones with n = 300-500, 800 iterations, 5 instances per reward, 5 seeds; about
+    # 190 CPU-hours in all (module docstring): for many cores or a Ray cluster
+    "full": RFTHGSRepro(seeds=5, methods=METHODS, instance_source="x", train_instances=30,
+                        train_n=(100, 240), test_instances=5, test_n=(300, 500),
+                        test_seeds=3, iterations=800, reference_iterations=5000, steps=15,
+                        prompts=4, group=8, instances_per_reward=5),
 }
 
 
+def _customers(name: str) -> int:
+    # X-n<nodes>-k<routes>: the nodes include the depot
+    return int(_X_NAME.match(name).group(1)) - 1
+
+
+def _spread(names: list[str], n_range, count: int, field: str, folder) -> tuple[str, ...]:
+    """``count`` of the X ``names`` with n in ``n_range``, evenly spread by size (ends included);
+    all of them when exactly ``count`` qualify."""
+    lo, hi = n_range
+    inside = sorted((nm for nm in names if lo <= _customers(nm) <= hi),
+                    key=lambda nm: (_customers(nm), nm))
+    if len(inside) < count:
+        raise ConfigError(
+            f"{field}: expected {count} X instances with {lo} <= n <= {hi} customers in "
+            f"{folder}, found {len(inside)}{': ' + ', '.join(inside) if inside else ''}; "
+            "point OPTZOO_DATA at a complete copy of the X set (X-n*-k*.vrp with .sol)")
+    # spacing >= 1 before rounding, so the rounded indices are distinct
+    idx = np.linspace(0, len(inside) - 1, count).round().astype(int) if count > 1 else [0]
+    return tuple(inside[int(i)] for i in idx)
+
+
+def x_instance_names(cfg: RFTHGSRepro) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The (training, held-out) X instance names of an ``instance_source="x"`` preset.
+
+    Raises:
+        ConfigError: no X files where :func:`optzoo.routing.instances.data_root` looks, or
+            fewer files in a size range than the preset needs.
+    """
+    from optzoo.routing.instances import data_root, list_x_instances
+
+    try:
+        folder = data_root()
+        names = list_x_instances()
+    except FileNotFoundError as exc:
+        raise ConfigError(f"instance_source='x' needs the CVRPLIB X files: {exc}") from exc
+    train = _spread(names, cfg.train_n, cfg.train_instances, "train_instances", folder)
+    test = _spread(names, cfg.test_n, cfg.test_instances, "test_instances", folder)
+    return train, test
+
+
 def trials(cfg: RFTHGSRepro) -> list[Trial]:
-    params = {k: v for k, v in cfg.to_dict().items() if k not in ("seeds", "methods")}
-    return [Trial(method=m, problem="x-like-cvrp", seed=s, params=params)
+    params = {k: v for k, v in cfg.to_dict().items()
+              if k not in ("seeds", "methods", "instance_source")}
+    problem = "x-like-cvrp"
+    if cfg.instance_source != "generated":
+        # Only trials on another source carry it (and the resolved instance names, so a key
+        # says which files it ran on): Trial.key hashes params, and the generated-instance
+        # presets (quick, already run) must keep their keys and stored results.
+        train, test = x_instance_names(cfg)
+        params.update(instance_source=cfg.instance_source, train_names=list(train),
+                      test_names=list(test))
+        problem = "cvrplib-x"
+    return [Trial(method=m, problem=problem, seed=s, params=params)
             for m in cfg.methods for s in range(cfg.seeds)]
 
 
@@ -171,10 +285,70 @@ def _srex_gaps_cached(specs, refs, iterations: int, seeds) -> np.ndarray:
     return out
 
 
-def _operator_gaps(source: str, specs, refs, iterations: int, seeds) -> np.ndarray:
+class _XEvaluator:
+    """:class:`optzoo.routing.rfthgs.SandboxEvaluator` on X files, with sandbox limits of
+    :data:`X_SECONDS_PER_INSTANCE` per instance of each call (training calls score
+    ``instances_per_reward`` instances, test-time selection all training instances)."""
+
+    def __init__(self, specs, refs, iterations: int):
+        from optzoo.routing.rfthgs import SandboxEvaluator
+
+        self._inner = SandboxEvaluator(specs, refs, iterations)
+
+    def __call__(self, source: str, instances, seed: int) -> dict:
+        from optzoo.routing.sandbox import Limits
+
+        seconds = X_SECONDS_PER_INSTANCE * len(instances)
+        self._inner.limits = Limits(wall_s=seconds, cpu_s=seconds)
+        return self._inner(source, instances, seed)
+
+
+def _evaluator(specs, refs, iterations: int, instance_source: str):
     from optzoo.routing.rfthgs import SandboxEvaluator
 
-    ev = SandboxEvaluator(specs, refs, iterations)
+    if instance_source == "generated":
+        return SandboxEvaluator(specs, refs, iterations)  # the limits quick ran with
+    return _XEvaluator(specs, refs, iterations)
+
+
+def _x_specs(names, field: str) -> list:
+    """InstanceSpecs of X files, each checked to load here (a Ray worker may lack the files)."""
+    from optzoo.routing.instances import InstanceSpec, load_x_instance
+
+    specs = []
+    for name in names:
+        try:
+            load_x_instance(name)
+        except (FileNotFoundError, ValueError) as exc:
+            raise ConfigError(f"{field}: X instance {name!r} is not readable on this worker: "
+                              f"{exc}") from exc
+        specs.append(InstanceSpec.x(name))
+    return specs
+
+
+def _check_sandbox_reads(specs) -> None:
+    """The sandboxed child gets the data folder from the parent (it sees no environment
+    variable) and, under root, runs as nobody, so the files must be readable by all. Check that
+    it loads every instance (one HGS iteration each) before hours of training would grade every
+    operator as a runtime failure."""
+    from optzoo.routing.crossover_dsl import EXPERT, render
+    from optzoo.routing.instances import data_root
+    from optzoo.routing.sandbox import Limits, run_untrusted
+
+    seconds = 60.0 + 10.0 * len(specs)
+    out = run_untrusted(render(EXPERT), job="optzoo.routing.hgs:best_routes",
+                        args=(list(specs), 1, 0, str(data_root())),
+                        limits=Limits(wall_s=seconds, cpu_s=seconds))
+    if not out.ok:
+        raise ConfigError(
+            "instance_source='x': the sandboxed evaluator cannot load the X files "
+            f"({out.status}: {out.reason}). It reads them from {data_root()}; under root it "
+            "runs as nobody, so the files and their folders must be readable by every user.")
+
+
+def _operator_gaps(source: str, specs, refs, iterations: int, seeds,
+                   instance_source: str = "generated") -> np.ndarray:
+    ev = _evaluator(specs, refs, iterations, instance_source)
     out = np.empty((len(specs), len(seeds)))
     for j, s in enumerate(seeds):
         res = ev(source, list(range(len(specs))), int(s))
@@ -191,7 +365,6 @@ def run_trial(trial: Trial, device: str) -> dict:
     from optzoo.routing.rfthgs import (
         RewardConfig,
         RFTConfig,
-        SandboxEvaluator,
         evolutionary_search,
         is_duplicate,
         train,
@@ -199,13 +372,24 @@ def run_trial(trial: Trial, device: str) -> dict:
 
     torch.set_num_threads(1)
     p = {k: tuple(v) if isinstance(v, list) else v for k, v in trial.params.items()}
+    names = {k: p.pop(k, None) for k in ("train_names", "test_names")}
     cfg = RFTHGSRepro(**p, seeds=1, methods=("rfthgs",))
-    train_specs = instance_specs(cfg.train_instances, cfg.train_n, 100, cfg.reference_iterations)
-    test_specs = instance_specs(cfg.test_instances, cfg.test_n, 900, cfg.reference_iterations)
+    if cfg.instance_source == "generated":
+        train_specs = instance_specs(cfg.train_instances, cfg.train_n, 100,
+                                     cfg.reference_iterations)
+        test_specs = instance_specs(cfg.test_instances, cfg.test_n, 900,
+                                    cfg.reference_iterations)
+    else:
+        if names["train_names"] is None or names["test_names"] is None:
+            names["train_names"], names["test_names"] = x_instance_names(cfg)
+        train_specs = _x_specs(names["train_names"], "train_names")
+        test_specs = _x_specs(names["test_names"], "test_names")
+        _check_sandbox_reads(train_specs + test_specs)
+    # X files: the best-known cost of the .sol file; generated: a long SREX run (cached)
     train_refs = [reference_cost(s) for s in train_specs]
     test_refs = [reference_cost(s) for s in test_specs]
     base = _srex_gaps(train_specs, train_refs, cfg.iterations, [0])[:, 0]
-    evaluator = SandboxEvaluator(train_specs, train_refs, cfg.iterations)
+    evaluator = _evaluator(train_specs, train_refs, cfg.iterations, cfg.instance_source)
     res: dict = {"base_gap_mean": float(base.mean())}
     if trial.method == "evolution":
         budget = cfg.steps * cfg.prompts * cfg.group
@@ -247,7 +431,8 @@ def run_trial(trial: Trial, device: str) -> dict:
         best_source = min(scored)[1] if scored else render(EXPERT)
     seeds = list(range(cfg.test_seeds))
     srex = _srex_gaps(test_specs, test_refs, cfg.iterations, seeds)
-    mine = _operator_gaps(best_source, test_specs, test_refs, cfg.iterations, seeds)
+    mine = _operator_gaps(best_source, test_specs, test_refs, cfg.iterations, seeds,
+                          cfg.instance_source)
     finite = np.isfinite(mine)
     res["test_gap"] = float(mine[finite].mean()) if finite.any() else math.inf
     res["test_infeasible"] = int((~finite).sum())
@@ -315,7 +500,8 @@ def summarize(results: list[Result], cfg: RFTHGSRepro, outdir: Path) -> Summary:
             evidence=f"{ab} {fmt_values(g, 3)} vs rfthgs {fmt_values(main_gap, 3)}",
             held=held))
     figures = [_plot(results, methods, cfg, outdir / "training.png")]
-    return Summary(tables=[t1, t2], figures=figures, claims=claims, notes=_notes(cfg))
+    return Summary(tables=[t1, t2], figures=figures, claims=claims,
+                   notes=_notes(cfg, results))
 
 
 def _plot(results, methods, cfg, path: Path) -> Figure:
@@ -346,16 +532,30 @@ def _plot(results, methods, cfg, path: Path) -> Figure:
                   "(seed means)")
 
 
-def _notes(cfg: RFTHGSRepro) -> list[str]:
+def _notes(cfg: RFTHGSRepro, results: list[Result]) -> list[str]:
+    if cfg.instance_source == "generated":
+        instances = (
+            f"Instances: X-like (Uchoa et al. generator), training n ∈ {list(cfg.train_n)}, "
+            f"held-out n ∈ {list(cfg.test_n)} (paper: 30 X instances n = 100–236; tests to "
+            f"1000); {cfg.iterations} HGS iterations (paper 800); references = best SREX cost "
+            f"over {cfg.reference_iterations} iterations.")
+    else:
+        # the names the trials ran on (stored in their params), not a fresh look at the folder
+        ran = [r.trial.params for r in results if "train_names" in r.trial.params]
+        train, test = ((ran[0]["train_names"], ran[0]["test_names"]) if ran
+                       else x_instance_names(cfg))
+        instances = (
+            f"Instances: real CVRPLIB X files; training: {len(train)} with n ∈ "
+            f"{list(cfg.train_n)} ({train[0]} … {train[-1]}; paper: the 30 X instances "
+            f"n = 100–236); held-out: {', '.join(test)} (n ∈ {list(cfg.test_n)}; the paper "
+            f"tests up to n = 1000); {cfg.iterations} HGS iterations (paper 800); gaps against "
+            "the best-known costs of the .sol files, distances rounded to integers (VRPLIB).")
     return [
         "Generator: a slot policy over a grammar of SREX-like Python crossovers (with defect "
         "slots that yield syntax, runtime and duplicate failures), not an RL-fine-tuned LLM: "
         "no weights can be loaded offline. Operators are Python callables inside PyVRP's GA, "
         "not patched C++; SREX itself is PyVRP's C++ operator.",
-        f"Instances: X-like (Uchoa et al. generator), training n ∈ {list(cfg.train_n)}, "
-        f"held-out n ∈ {list(cfg.test_n)} (paper: 30 X instances n = 100–236; tests to 1000); "
-        f"{cfg.iterations} HGS iterations (paper 800); references = best SREX cost over "
-        f"{cfg.reference_iterations} iterations.",
+        instances,
         f"Loop: {cfg.steps} steps × {cfg.prompts} prompts × group {cfg.group}, "
         f"{cfg.instances_per_reward} instances per reward (paper: 16 prompts × 8, 5 "
         "instances); clip 0.2 / 0.28, no KL, no entropy; rewards memoised per (operator, "

@@ -1,0 +1,174 @@
+"""The rfthgs reproduction's instance sources: the full preset on the real CVRPLIB X files
+(the paper's 30 training instances, larger held-out ones), the generated source of quick
+unchanged, and clear errors when the X files are missing."""
+
+import dataclasses
+import math
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pyvrp = pytest.importorskip("pyvrp")
+
+from optzoo.errors import ConfigError  # noqa: E402
+from optzoo.routing.instances import InstanceSpec, list_x_instances  # noqa: E402
+from optzoo.routing.reproduce import rfthgs as repro  # noqa: E402
+from optzoo.routing.reproduce.rfthgs import PRESETS, RFTHGSRepro, run_trial, trials  # noqa: E402
+from tests.conftest import shared_dir  # noqa: E402
+
+CVRP = shared_dir() / "data" / "cvrp"
+
+
+@pytest.fixture
+def x_data(monkeypatch):
+    if not any(CVRP.glob("X-n*-k*.vrp")):
+        pytest.skip(f"no X files in {CVRP}")
+    monkeypatch.setenv("OPTZOO_DATA", str(CVRP))
+    return CVRP
+
+
+def _customers_in_file(name: str) -> int:
+    # read the DIMENSION line ourselves: independent of the module's name parsing
+    text = (CVRP / f"{name}.vrp").read_text()
+    return int(re.search(r"DIMENSION\s*:\s*(\d+)", text).group(1)) - 1
+
+
+def _bks_in_file(name: str) -> int:
+    line = [s for s in (CVRP / f"{name}.sol").read_text().splitlines() if s.strip()][-1]
+    return int(line.split()[-1])
+
+
+def test_full_preset_trains_on_the_papers_30_x_instances_and_tests_on_larger_ones(x_data):
+    cfg = PRESETS["full"]
+    assert cfg.instance_source == "x" and cfg.iterations == 800 and cfg.seeds == 5
+    ts = trials(cfg)
+    assert len(ts) == len(cfg.methods) * 5 and {t.seed for t in ts} == set(range(5))
+    assert {t.problem for t in ts} == {"cvrplib-x"}
+    train, test = ts[0].params["train_names"], ts[0].params["test_names"]
+    for t in ts:  # every method and seed sees the same instances
+        assert t.params["train_names"] == train and t.params["test_names"] == test
+        assert t.params["instance_source"] == "x" and t.params["iterations"] == 800
+    available = set(list_x_instances())
+    assert set(train) <= available and set(test) <= available
+    assert not set(train) & set(test)
+    assert len(set(train)) == len(train) == 30 and len(set(test)) == len(test) == 5
+    # the paper's training set: X-n101-k25 ... X-n237-k14, n = 100-236 customers
+    assert train[0] == "X-n101-k25" and train[-1] == "X-n237-k14"
+    sizes = [_customers_in_file(nm) for nm in train]
+    assert all(100 <= n <= 240 for n in sizes)
+    # all the X files of that size range, none skipped
+    assert set(train) == {nm for nm in available if 100 <= _customers_in_file(nm) <= 240}
+    test_sizes = [_customers_in_file(nm) for nm in test]
+    assert all(300 <= n <= 500 for n in test_sizes) and test_sizes == sorted(test_sizes)
+    in_range = sorted(_customers_in_file(nm) for nm in available
+                      if 300 <= _customers_in_file(nm) <= 500)
+    # spread over the range: both ends included, a gap between consecutive picks
+    assert test_sizes[0] == in_range[0] and test_sizes[-1] == in_range[-1]
+    assert min(b - a for a, b in zip(test_sizes, test_sizes[1:], strict=False)) >= 20
+
+
+def test_quick_params_do_not_carry_the_instance_source(monkeypatch, tmp_path):
+    # quick has been run: its trial keys hash these params and must not change; the generated
+    # source needs no file, so an empty OPTZOO_DATA does not matter
+    monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
+    old_fields = {f.name for f in dataclasses.fields(RFTHGSRepro)} - {
+        "seeds", "methods", "instance_source"}
+    ts = trials(PRESETS["quick"])
+    assert len(ts) == 12
+    for t in ts:
+        assert set(t.params) == old_fields and t.problem == "x-like-cvrp"
+    x_cfg = dataclasses.replace(PRESETS["quick"], instance_source="x", train_n=(100, 110),
+                                train_instances=3, test_n=(300, 310), test_instances=2)
+    monkeypatch.setenv("OPTZOO_DATA", str(CVRP))
+    if any(CVRP.glob("X-n*-k*.vrp")):
+        x_params = trials(x_cfg)[0].params
+        assert set(x_params) == old_fields | {"instance_source", "train_names", "test_names"}
+
+
+def test_missing_x_files_are_a_config_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
+    with pytest.raises(ConfigError, match="OPTZOO_DATA"):
+        trials(PRESETS["full"])
+
+
+def test_a_worker_without_the_x_files_fails_before_running(x_data, monkeypatch, tmp_path):
+    trial = trials(PRESETS["full"])[0]
+    monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
+    with pytest.raises(ConfigError, match="train_names.*X-n101-k25"):
+        run_trial(trial, "cpu")
+
+
+def test_too_few_x_files_in_a_range_is_a_config_error(monkeypatch, tmp_path):
+    if not any(CVRP.glob("X-n*-k*.vrp")):
+        pytest.skip(f"no X files in {CVRP}")
+    # a partial copy: three training-size files and two larger ones
+    for name in ("X-n101-k25", "X-n106-k14", "X-n110-k13", "X-n303-k21", "X-n308-k13"):
+        for ext in (".vrp", ".sol"):
+            (tmp_path / f"{name}{ext}").symlink_to(CVRP / f"{name}{ext}")
+    monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
+    with pytest.raises(ConfigError, match="train_instances: expected 30 .* found 3"):
+        trials(PRESETS["full"])
+    cfg = dataclasses.replace(PRESETS["full"], train_instances=3, test_instances=3,
+                              instances_per_reward=3)
+    with pytest.raises(ConfigError, match="test_instances: expected 3 .* found 2"):
+        trials(cfg)
+    # fewer needed than present: a spread subset, the smallest and largest included
+    cfg = dataclasses.replace(PRESETS["full"], train_instances=2, test_instances=1,
+                              instances_per_reward=2)
+    t = trials(cfg)[0]
+    assert t.params["train_names"] == ["X-n101-k25", "X-n110-k13"]
+    assert t.params["test_names"] == ["X-n303-k21"]
+
+
+def test_instance_source_is_validated():
+    with pytest.raises(ConfigError, match="instance_source"):
+        RFTHGSRepro(instance_source="cvrplib")
+    with pytest.raises(ConfigError, match="test_n"):
+        RFTHGSRepro(instance_source="x", train_n=(100, 240), test_n=(200, 500))
+
+
+def test_sandbox_read_check_names_the_problem():
+    # an X spec the sandboxed child cannot load (no such file) is refused up front
+    with pytest.raises(ConfigError, match="sandboxed evaluator cannot load"):
+        repro._check_sandbox_reads([InstanceSpec.x("X-n99999-k1")])
+
+
+@pytest.mark.slow
+def test_an_x_trial_measures_gaps_against_the_bks(x_data):
+    cfg = RFTHGSRepro(seeds=1, methods=("rfthgs",), instance_source="x", train_instances=2,
+                      train_n=(100, 106), test_instances=1, test_n=(300, 302), test_seeds=1,
+                      iterations=2, steps=1, prompts=1, group=2, instances_per_reward=1,
+                      test_operators=1)
+    (trial,) = trials(cfg)
+    assert trial.params["train_names"] == ["X-n101-k25", "X-n106-k14"]
+    assert trial.params["test_names"] == ["X-n303-k21"]
+    m = run_trial(trial, "cpu")
+    # the baseline table, recomputed with pyvrp.solve (SREX) and the .sol costs read here
+    gaps = []
+    for name in trial.params["train_names"]:
+        data = pyvrp.read(str(CVRP / f"{name}.vrp"), round_func="round")
+        res = pyvrp.solve(data, stop=pyvrp.stop.MaxIterations(2), seed=0, collect_stats=False)
+        bks = _bks_in_file(name)
+        gaps.append(100.0 * (res.cost() - bks) / bks)
+    assert m["base_gap_mean"] == pytest.approx(sum(gaps) / len(gaps), rel=1e-12)
+    assert m["base_gap_mean"] > 0 and m["srex_test_gap"] > 0
+    assert m["test_infeasible"] == 0 and math.isfinite(m["test_gap"])
+    assert m["diff_0"] == pytest.approx(m["test_gap"] - m["srex_test_gap"])
+
+
+def test_x_evaluator_gives_each_instance_of_a_call_the_papers_360_s():
+    seen = []
+
+    class Inner:
+        limits = None
+
+        def __call__(self, source, instances, seed):
+            seen.append((self.limits.wall_s, self.limits.cpu_s))
+            return {"status": "ok", "source": source, "gaps": [0.0] * len(instances)}
+
+    ev = repro._XEvaluator([InstanceSpec.x("X-n101-k25")] * 30, [1.0] * 30, 800)
+    ev._inner = Inner()
+    ev("src", [0, 1, 2, 3, 4], 0)
+    ev("src", list(range(30)), 0)
+    assert seen == [(5 * 360.0, 5 * 360.0), (30 * 360.0, 30 * 360.0)]
