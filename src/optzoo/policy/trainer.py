@@ -278,6 +278,9 @@ class OffPolicyGRPO(Algorithm):
     ``offpolicy_grpo_loss(π, α, π_k) + β·KL(π ‖ π_ref)`` with zero-variance groups masked out;
     π_ref ← π every ``ref_refresh_period`` steps.  (v = 1, i = 1) is on-policy GRPO; with
     v = 1 the anchor is the sampler's own log-probs (the same weights), so no extra forward.
+    The mask follows the objective E_x 1[σ(x) ≠ 0]·(…): masked prompts stay in the average's
+    normaliser (no renormalisation over the kept prompts, unlike DAPO's dynamic sampling); since
+    a zero-variance group's whitened advantages are already 0, the mask removes its KL term.
 
     Args:
         group_size: G.
@@ -357,8 +360,10 @@ class OffPolicyGRPO(Algorithm):
                 max_completion_length=trainer.max_new_tokens)
             trainer.optimizer_step(loss)
             metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
-        lr = (anchor - r.logprobs).abs() * r.completion_mask
-        metrics["max_abs_log_ratio"] = lr.max().item()
+        # the lag: how far π_k already is from the sampler (the loss's own max_abs_log_ratio is
+        # |log π/α| at the last inner step)
+        lag = (anchor - r.logprobs).abs() * r.completion_mask
+        metrics["max_abs_anchor_log_ratio"] = lag.max().item()
         metrics["lag"] = self.schedule.lag(step)
         metrics["degenerate_frac"] = 1.0 - gmask.view(-1, self.group_size)[:, 0].mean().item()
         return metrics

@@ -1,0 +1,1 @@
+"""Reproductions of the policy-optimisation papers (``optzoo reproduce <slug>``)."""
