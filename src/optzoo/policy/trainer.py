@@ -506,7 +506,8 @@ class SPO(Algorithm):
             self.tracker.store_response(k, (r.completion_ids[row].cpu()[mask[row]].clone(),
                                             after[row][mask[row]].clone()))
         return {"loss": loss.item(), **{k: v.item() for k, v in m.items()},
-                "degenerate_frac": (raw.abs() < 1e-8).double().mean().item(),
+                # samples the loss gives no gradient: zero advantage after normalisation
+                "degenerate_frac": (adv.abs() < 1e-6).double().mean().item(),
                 "advantage_var": raw.var().item() if len(keys) > 1 else 0.0,
                 "rho_mean": rho.mean().item()}
 
