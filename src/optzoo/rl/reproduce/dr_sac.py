@@ -244,7 +244,7 @@ def _robustness_claims(results, cfg, env, start) -> list[Claim]:
             text=f"({i}) {_short(env)}: under the strongest {fam} perturbation ({top:g}) "
                  "DR-SAC (δ = 0.1) returns more than SAC, with non-overlapping 95% CIs over "
                  "seeds.",
-            evidence=f"DR-SAC {fmt_values(dr, 1)} vs SAC {fmt_values(sac, 1)}", held=held))
+            evidence=f"DR-SAC {fmt_values(dr, 4)} vs SAC {fmt_values(sac, 4)}", held=held))
         i += 1
     dr = _vals(results, MAIN, "return[nominal]", env)
     sac = _vals(results, "sac", "return[nominal]", env)
@@ -253,7 +253,7 @@ def _robustness_claims(results, cfg, env, start) -> list[Claim]:
     claims.append(Claim(
         text=f"({i}) {_short(env)}: on the nominal environment DR-SAC stays within 10% of "
              "SAC's return.",
-        evidence=f"DR-SAC {fmt_values(dr, 1)} vs SAC {fmt_values(sac, 1)}; difference "
+        evidence=f"DR-SAC {fmt_values(dr, 4)} vs SAC {fmt_values(sac, 4)}; difference "
                  f"{gap:.1f} ({rel:.1f}% of |SAC|)",
         held=bool(math.isfinite(gap) and (gap >= 0 or abs(gap) <= 0.1 * abs(np.mean(sac))))))
     return claims
@@ -266,17 +266,17 @@ def summarize(results: list[Result], cfg: DRSACRepro, outdir: Path) -> Summary:
     envs = [e for e in cfg.envs if any(r.trial.problem == e for r in results)]
     tables = []
     for env in envs:
-        rows = [[c.name] + [fmt_values(_vals(results, m, f"return[{c.name}]", env), 1)
+        rows = [[c.name] + [fmt_values(_vals(results, m, f"return[{c.name}]", env), 4)
                             for m in ms] for c in conditions(cfg, env)]
         tables.append(Table(title=f"{env}: mean evaluation return per perturbation (mean ± 95% "
                                   "CI over seeds; raw return, higher is better)",
                             columns=["condition", *ms], rows=rows))
     for env in envs:
-        cost = [[m, fmt_values(_vals(results, m, "update_ms", env), 2),
-                 fmt_values(_vals(results, m, "update_separate_ms", env), 1)
+        cost = [[m, fmt_values(_vals(results, m, "update_ms", env), 3),
+                 fmt_values(_vals(results, m, "update_separate_ms", env), 3)
                  if m != "sac" else "—",
                  fmt_values(_vals(results, m, "model_rmse", env), 3) if m != "sac" else "—",
-                 fmt_values(_vals(results, m, "train_wall_s", env), 0)] for m in ms]
+                 fmt_values(_vals(results, m, "train_wall_s", env), 3)] for m in ms]
         tables.append(Table(title=f"{env}: cost per update (ms, one CPU thread), VAE one-step "
                                   "RMSE (standardised units) and training wall time (s)",
                             columns=["method", "update ms", "update ms (scalar dual)",
