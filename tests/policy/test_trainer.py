@@ -4,6 +4,7 @@ exact resumption from checkpoints, and errors."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 import torch
@@ -261,3 +262,10 @@ def test_trainer_argument_errors():
     with pytest.raises(ValueError, match="task"):
         PolicyTrainer(model, tok, "addition", train, test, GRPO())
     assert isinstance(GRPO(), Algorithm)
+
+
+def test_fit_evaluates_at_its_own_last_step():
+    tr = _trainer(GRPO(group_size=2, prompts_per_step=2), steps=10)
+    tr.config = dataclasses.replace(tr.config, eval_every=0)
+    hist = tr.fit(3)
+    assert [("test_accuracy" in h) for h in hist] == [True, False, False, True]

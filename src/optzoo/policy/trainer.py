@@ -700,6 +700,7 @@ class PolicyTrainer:
         self.samples = 0
         self.setup_samples = 0
         self._setup_done = False
+        self._final_step = config.steps  # evaluated even off the eval_every grid
 
     # -- helpers the algorithms call ----------------------------------------------------------
 
@@ -810,7 +811,7 @@ class PolicyTrainer:
                "tokens_per_s": tokens / dt, "samples": self.samples,
                "syncs": self.algorithm.syncs(self.step), "wall_s": self.wall_s, **metrics}
         ev = self.config.eval_every
-        if (ev and self.step % ev == 0) or self.step == self.config.steps:
+        if (ev and self.step % ev == 0) or self.step == self._final_step:
             row["test_accuracy"] = self.evaluate()
             if self.log:
                 self.log(f"[{self.algorithm.name}] step {self.step}: reward "
@@ -832,6 +833,7 @@ class PolicyTrainer:
         """
         steps = self.config.steps if steps is None else steps
         _positive_int("steps", steps, 0)
+        self._final_step = steps
         if checkpoint is not None and Path(checkpoint).is_file():
             self.load(checkpoint)
         self._setup()
