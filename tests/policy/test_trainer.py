@@ -269,3 +269,14 @@ def test_fit_evaluates_at_its_own_last_step():
     tr.config = dataclasses.replace(tr.config, eval_every=0)
     hist = tr.fit(3)
     assert [("test_accuracy" in h) for h in hist] == [True, False, False, True]
+
+
+def test_reference_model_kept_only_for_a_kl_penalty():
+    without = _trainer(GRPO(group_size=2, prompts_per_step=2, beta=0.0), steps=1)
+    without.fit()
+    assert without.reference is None  # no second copy of the model without a KL term
+    with_kl = _trainer(GRPO(group_size=2, prompts_per_step=2, beta=0.1), steps=1)
+    initial = _params(with_kl.model)
+    with_kl.fit()
+    assert torch.equal(_params(with_kl.reference), initial)  # the initial policy, frozen
+    assert not torch.equal(_params(with_kl.model), initial)

@@ -188,6 +188,12 @@ class Algorithm(ABC):
     def update(self, trainer: PolicyTrainer, batch: Batch, step: int) -> dict[str, float]:
         """Optimise on ``batch`` (through :meth:`PolicyTrainer.optimizer_step`); return metrics."""
 
+    @property
+    def needs_reference(self) -> bool:
+        """Whether the trainer keeps a frozen copy of the initial policy (a KL penalty, ``beta``
+        > 0, needs one; without it no second copy of the model is held)."""
+        return bool(getattr(self, "beta", 0.0))
+
     def syncs(self, steps_done: int) -> int:
         """Weight copies to the sampler after ``steps_done`` steps (on-policy: one per step)."""
         return steps_done
@@ -339,7 +345,8 @@ class OffPolicyGRPO(Algorithm):
 
     def update(self, trainer, batch, step):
         r = batch.rollout
-        if self.ref_refresh_period is not None and self.schedule.refreshes_reference(step):
+        if (self.beta and self.ref_refresh_period is not None
+                and self.schedule.refreshes_reference(step)):
             trainer.refresh_reference()
         adv = whitened_advantages(batch.rewards, self.group_size, eps=self.variance_eps)
         gmask = zero_variance_mask(batch.rewards, self.group_size)
@@ -738,7 +745,8 @@ class PolicyTrainer:
     def reference_logprobs(self, r: Rollout) -> Tensor:
         """Per-token log-probs under the reference model (the initial policy unless refreshed)."""
         if self.reference is None:
-            self.refresh_reference()
+            raise RuntimeError(f"{self.algorithm.name}: no reference model is kept because "
+                               "algorithm.needs_reference is False")
         return r.logprobs_under(self.reference, temperature=self.config.temperature)
 
     def score(self, prompts: Sequence[str], completion_ids: Tensor,
@@ -781,7 +789,7 @@ class PolicyTrainer:
 
     def _setup(self) -> None:
         if not self._setup_done:
-            if self.reference is None:
+            if self.reference is None and self.algorithm.needs_reference:
                 self.refresh_reference()
             self.algorithm.setup(self)
             self._setup_done = True
