@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -79,7 +80,18 @@ def test_reproduce_cli_end_to_end(tmp_path):
     proc = _optzoo("reproduce", "_selftest", "--preset", "smoke", "--jobs", "1",
                    "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    assert "2/2 claims held" in proc.stdout
+    assert "2 held, 0 not held, 0 inconclusive (smoke — not evidence)" in proc.stdout
     assert "4/4 trials" in proc.stderr  # plain progress lines when not a terminal
     assert (tmp_path / "_selftest" / "smoke" / "report.html").is_file()
     assert (tmp_path / "index.html").is_file()  # a one-paper run refreshes the index too
+
+
+def test_seed_start_option(tmp_path):
+    proc = _optzoo("reproduce", "_selftest", "--preset", "smoke", "--jobs", "1", "--quiet",
+                   "--seed-start", "5", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    stored = [json.loads(line) for line in
+              (tmp_path / "_selftest" / "smoke" / "trials.jsonl").open()]
+    assert sorted({r["trial"]["seed"] for r in stored}) == [5, 6]
+    bad = _optzoo("reproduce", "_selftest", "--seed-start", "-1", "--out", str(tmp_path))
+    assert bad.returncode == 2 and "--seed-start" in bad.stderr

@@ -39,6 +39,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (``optzoo: error: ...``) and exit code 2."""
 
@@ -62,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--preset", default="quick", choices=("smoke", "quick", "full"))
     p_rep.add_argument("--seeds", type=_positive_int, default=None,
                        help="number of seeds (overrides the preset's)")
+    p_rep.add_argument("--seed-start", type=_nonneg_int, default=None, metavar="N",
+                       help="run seeds N … N+seeds-1 (fresh seeds; default 0)")
     p_rep.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                        help="override a preset field (repeatable)")
     p_rep.add_argument("--jobs", type=_positive_int, default=None,
@@ -101,22 +113,26 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise ConfigError("--set applies to one paper's preset; name a single slug")
 
     from optzoo.experiment.runner import run
-    from optzoo.report.render import write_index
+    from optzoo.report.render import counts_text, verdict_counts, write_index
 
     failed = []
+    totals = {"held": 0, "not held": 0, "inconclusive": 0}
     for paper in runnable:
         try:
             outcome = run(paper.slug, args.preset, seeds=args.seeds, overrides=overrides,
                           jobs=args.jobs, backend=args.backend, address=args.address,
-                          device=args.device, out=args.out, progress=not args.quiet)
+                          device=args.device, out=args.out, progress=not args.quiet,
+                          seed_start=args.seed_start)
         except OptzooError:  # a user or backend error: one line, no traceback
             raise
         except Exception:  # one paper's failure must not lose the others' results
             traceback.print_exc()
             failed.append(paper.slug)
             continue
-        held = sum(c.held for c in outcome.summary.claims)
-        print(f"{paper.slug} [{args.preset}]: {held}/{len(outcome.summary.claims)} claims held, "
+        per_paper = verdict_counts(outcome.summary.claims)
+        totals = {k: totals[k] + per_paper[k] for k in totals}
+        counts = counts_text(per_paper, args.preset)
+        print(f"{paper.slug} [{args.preset}]: {counts}, "
               f"{outcome.ran} trials run, {outcome.skipped} resumed -> "
               f"{outcome.outdir / 'report.html'}")
     # the index lists every report under --out, so a one-paper run refreshes it too
@@ -126,6 +142,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if planned:
             print(f"{planned} planned papers skipped (not implemented yet)")
         print(f"index: {index}")
+        print(f"{args.target} [{args.preset}]: {len(runnable) - len(failed)} papers, "
+              f"{counts_text(totals, args.preset)}")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -141,10 +159,13 @@ def cmd_report(args: argparse.Namespace) -> int:
                           f"expected e.g. runs/<slug>/<preset>")
     info = json.loads(run_json.read_text())
     repro = registry.get(info["slug"]).load()
-    cfg = config_from_dict(repro, info["preset"], info["config"])
+    from optzoo.report.render import counts_text, verdict_counts
+
+    cfg = config_from_dict(repro, info["preset"], info["config"],
+                           seed_start=int(info.get("seed_start", 0)))
     summary, _ = summarize_run(info["slug"], repro, info["preset"], cfg, args.rundir)
-    held = sum(c.held for c in summary.claims)
-    print(f"{info['slug']} [{info['preset']}]: {held}/{len(summary.claims)} claims held -> "
+    counts = counts_text(verdict_counts(summary.claims), info["preset"])
+    print(f"{info['slug']} [{info['preset']}]: {counts} -> "
           f"{args.rundir / 'report.html'}")
     return 0
 

@@ -14,14 +14,16 @@ def test_index_lists_every_paper_with_claims_and_links(tmp_path):
     papers = [*registry.PAPERS, registry.get("_selftest")]
     page = write_index(tmp_path, papers, "smoke").read_text()
     assert page.count("<tr><td>") == 36
-    assert "<td><a href='_selftest/smoke/report.html'>2/2</a></td>" in page
+    assert ("<td><a href='_selftest/smoke/report.html'>2 / 0 / 0 (smoke — not evidence)</a></td>"
+            in page)
     planned = sum(p.status == "planned" for p in registry.PAPERS)
     assert page.count("<td>planned</td>") == planned
-    assert "claims held (smoke)" in page and "claims held (quick)" not in page
+    assert "inconclusive (smoke)" in page and "inconclusive (quick)" not in page
     # A later run of another preset adds a column; the smoke results stay listed.
     run("_selftest", "quick", jobs=1, out=tmp_path, progress=False)
     page = write_index(tmp_path, papers, "quick").read_text()
-    assert "claims held (smoke)" in page and "claims held (quick)" in page
+    assert "inconclusive (smoke)" in page and "inconclusive (quick)" in page
+    assert "<td><a href='_selftest/quick/report.html'>2 / 0 / 0</a></td>" in page
     assert "_selftest/smoke/report.html" in page and "_selftest/quick/report.html" in page
 
 
@@ -29,8 +31,12 @@ def test_markdown_report_states_each_claim_with_evidence(tmp_path):
     outcome = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
     md = (outcome.outdir / "report.md").read_text()
     data = json.loads((outcome.outdir / "summary.json").read_text())
-    assert "## Claims: 2 of 2 held" in md
+    assert "## Claims: 2 held, 0 not held, 0 inconclusive (smoke — not evidence)" in md
+    assert data["evidence"] is False and data["label"] == "smoke — not evidence"
+    assert (data["claims_held"], data["claims_not_held"], data["claims_inconclusive"]) == (2, 0, 0)
     for claim in data["claims"]:
         assert claim["text"] in md and claim["evidence"] in md
+        assert claim["verdict"]["test"] == "bound_holds" and claim["status"] == "held"
+        assert f"test `{claim['verdict']['test']}`" in md
     assert "| method | estimate | abs_error | n |" in md
     assert data["config"]["samples"] == 200 and data["run"]["backend"] == "local"

@@ -185,3 +185,43 @@ def test_a_failing_trial_loses_no_finished_result(tmp_path, monkeypatch, jobs):
     monkeypatch.delenv("OPTZOO_SELFTEST_FAIL_SEED")
     again = run("_selftest", "smoke", seeds=5, jobs=jobs, out=tmp_path, progress=False)
     assert again.skipped == finished and again.ran == 10 - finished
+
+
+def test_seed_start_runs_fresh_seeds_and_keeps_the_default_keys(tmp_path):
+    from optzoo import registry
+    from optzoo.experiment.runner import expected_trials, resolve_config
+
+    repro = registry.get("_selftest").load()
+    default = resolve_config(repro, "smoke")
+    # the default seeds' keys are those of the reproduction's own trials, unshifted
+    assert [k for k, _ in expected_trials("_selftest", repro, default)] == [
+        t.key("_selftest") for t in repro.trials(default)]
+    shifted = resolve_config(repro, "smoke", seed_start=10)
+    assert sorted({t.seed for _, t in expected_trials("_selftest", repro, shifted)}) == [10, 11]
+    assert "seed_start" not in shifted.to_dict()  # reproductions hash to_dict into params
+
+    outcome = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False, seed_start=10)
+    assert sorted({r.trial.seed for r in outcome.results}) == [10, 11]
+    info = json.loads((outcome.outdir / "run.json").read_text())
+    assert info["seed_start"] == 10
+    # a rebuilt report reads the same shifted trials (no "missing trials" error)
+    proc = subprocess.run([sys.executable, "-m", "optzoo", "report", str(outcome.outdir)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((outcome.outdir / "summary.json").read_text())
+    assert data["seed_start"] == 10 and data["n_trials"] == 4
+    with pytest.raises(ConfigError, match="--seed-start"):
+        resolve_config(repro, "smoke", seed_start=-1)
+
+
+def test_quick_report_is_evidence_and_smoke_is_not(tmp_path):
+    smoke = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    quick = run("_selftest", "quick", jobs=1, out=tmp_path, progress=False)
+    s = json.loads((smoke.outdir / "summary.json").read_text())
+    q = json.loads((quick.outdir / "summary.json").read_text())
+    assert s["evidence"] is False and "smoke — not evidence" in (smoke.outdir / "report.html"
+                                                                 ).read_text()
+    assert q["evidence"] is True and "not evidence" not in (quick.outdir / "report.md").read_text()
+    for claim in q["claims"]:
+        assert claim["held"] == (claim["status"] == "held")
+        assert {"test", "effect", "ci", "n", "margin"} <= set(claim["verdict"])

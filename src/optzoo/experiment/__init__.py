@@ -12,8 +12,9 @@ from optzoo.experiment.core import (
     Trial,
 )
 from optzoo.experiment.stats import aggregate, fmt_ci, group, mean_ci
+from optzoo.experiment.verdicts import Verdict
 
 __all__ = [
     "PRESET_NAMES", "Claim", "Figure", "Preset", "Reproduction", "Result", "Summary", "Table",
-    "Trial", "aggregate", "fmt_ci", "group", "mean_ci",
+    "Trial", "Verdict", "aggregate", "fmt_ci", "group", "mean_ci",
 ]

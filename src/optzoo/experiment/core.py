@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from optzoo.errors import ConfigError
+from optzoo.experiment.verdicts import Verdict
 
 Scalar = int | float | str | bool | None
 
@@ -45,9 +46,13 @@ class Preset:
 
     Args:
         seeds: number of seeds each (method, problem, config) cell is repeated with.
+        seed_start: the first seed (``--seed-start``): a reproduction's ``trials`` numbers its
+            seeds ``0 … seeds−1`` and the runner shifts them by ``seed_start``, so the trial
+            keys of the default seeds never change.
     """
 
     seeds: int = 3
+    seed_start: int = 0
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -57,9 +62,15 @@ class Preset:
     def validate(self) -> None:
         if self.seeds < 1:
             raise ConfigError(f"seeds: expected an integer >= 1, got {self.seeds}")
+        if self.seed_start < 0:
+            raise ConfigError(f"seed_start: expected an integer >= 0, got {self.seed_start}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """The experiment's configuration.  ``seed_start`` is a run option, not part of it:
+        reproductions hash this dict into trial parameters, and the default seeds' keys must
+        not change (the runner records ``seed_start`` in ``run.json`` beside it)."""
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if f.name != "seed_start"}
 
     def with_overrides(self, overrides: Mapping[str, str]) -> Preset:
         """A copy with ``key=value`` strings parsed by the type of each field.
@@ -187,11 +198,33 @@ class Result:
 
 @dataclass(frozen=True)
 class Claim:
-    """A sentence of the paper restated at this scale, the measured evidence, and the verdict."""
+    """A sentence of the paper restated at this scale, the measured evidence, and the verdict.
+
+    Args:
+        text: the claim, restated at this scale.
+        evidence: the numbers behind it, in words.
+        verdict: the :class:`~optzoo.experiment.verdicts.Verdict` of a named test of
+            :mod:`optzoo.experiment.verdicts`; never a hand-written boolean.
+    """
 
     text: str
     evidence: str
-    held: bool
+    verdict: Verdict
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.verdict, Verdict):
+            raise TypeError(f"Claim {self.text[:60]!r}: verdict must be a Verdict from "
+                            f"optzoo.experiment.verdicts, got {type(self.verdict).__name__}")
+
+    @property
+    def held(self) -> bool:
+        """True only for *held* (kept for ``summary.json`` readers that predate verdicts)."""
+        return self.verdict.held
+
+    @property
+    def status(self) -> str:
+        """``"held"``, ``"not held"`` or ``"inconclusive"``."""
+        return self.verdict.verdict
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,10 @@ def check_device(device: str) -> None:
 
 
 def resolve_config(repro: Reproduction, preset: str, seeds: int | None = None,
-                   overrides: dict[str, str] | None = None) -> Preset:
-    """The preset of ``repro`` with ``--seeds`` and ``--set`` overrides applied and validated."""
+                   overrides: dict[str, str] | None = None,
+                   seed_start: int | None = None) -> Preset:
+    """The preset of ``repro`` with ``--seeds``, ``--seed-start`` and ``--set`` overrides
+    applied and validated."""
     cfg = repro.preset(preset)
     if overrides:
         cfg = cfg.with_overrides(overrides)
@@ -69,14 +71,19 @@ def resolve_config(repro: Reproduction, preset: str, seeds: int | None = None,
         if seeds < 1:
             raise ConfigError(f"--seeds: expected an integer >= 1, got {seeds}")
         cfg = dataclasses.replace(cfg, seeds=seeds)
+    if seed_start is not None:
+        if seed_start < 0:
+            raise ConfigError(f"--seed-start: expected an integer >= 0, got {seed_start}")
+        cfg = dataclasses.replace(cfg, seed_start=seed_start)
     return cfg
 
 
-def config_from_dict(repro: Reproduction, preset: str, stored: dict[str, Any]) -> Preset:
+def config_from_dict(repro: Reproduction, preset: str, stored: dict[str, Any],
+                     seed_start: int = 0) -> Preset:
     """Rebuild a configuration saved in ``run.json`` (lists back to tuples)."""
     base = repro.preset(preset)
     hints = typing.get_type_hints(type(base))
-    values = {}
+    values: dict[str, Any] = {"seed_start": int(stored.get("seed_start", seed_start))}
     for f in dataclasses.fields(base):
         if f.name in stored:
             v = stored[f.name]
@@ -85,7 +92,11 @@ def config_from_dict(repro: Reproduction, preset: str, stored: dict[str, Any]) -
 
 
 def expected_trials(slug: str, repro: Reproduction, cfg: Preset):
+    """``[(key, trial)]`` of ``cfg``: the reproduction's trials, seeds shifted by
+    ``cfg.seed_start`` (a reproduction numbers its seeds from 0)."""
     trials = repro.trials(cfg)
+    if cfg.seed_start:
+        trials = [dataclasses.replace(t, seed=t.seed + cfg.seed_start) for t in trials]
     keyed = [(t.key(slug), t) for t in trials]
     if len({k for k, _ in keyed}) != len(keyed):
         raise ConfigError(f"{slug}: trials() returned duplicate trials; each must be distinct")
@@ -115,13 +126,14 @@ def run(slug: str, preset: str = "quick", *, seeds: int | None = None,
         overrides: dict[str, str] | None = None, jobs: int | None = None,
         backend: str = "local", address: str | None = None, device: str = "cpu",
         out: Path | str = "runs", progress: bool = True,
-        stream: TextIO | None = None) -> RunOutcome:
+        stream: TextIO | None = None, seed_start: int | None = None) -> RunOutcome:
     """Run (or resume) the reproduction ``slug`` at ``preset`` and write its reports.
 
     Args:
         slug: a registered, implemented paper.
         preset: ``smoke`` / ``quick`` / ``full``.
         seeds: overrides the preset's number of seeds.
+        seed_start: the first seed (default 0): seeds ``seed_start … seed_start+seeds−1``.
         overrides: ``{field: "value"}`` overrides of the preset, parsed by field type.
         jobs: parallel workers (default: the number of cores); 1 runs in this process.
         backend: ``local`` (process pool) or ``ray``.
@@ -138,14 +150,15 @@ def run(slug: str, preset: str = "quick", *, seeds: int | None = None,
         raise ConfigError(f"--jobs: expected an integer >= 1, got {jobs}")
     paper = registry.get(slug)
     repro: Reproduction = paper.load()
-    cfg = resolve_config(repro, preset, seeds, overrides)
+    cfg = resolve_config(repro, preset, seeds, overrides, seed_start)
     keyed = expected_trials(slug, repro, cfg)
 
     outdir = Path(out) / slug / preset
     outdir.mkdir(parents=True, exist_ok=True)
     store = ResultStore(outdir / "trials.jsonl")
     (outdir / "run.json").write_text(json.dumps(
-        {"slug": slug, "preset": preset, "config": cfg.to_dict()}, indent=2) + "\n")
+        {"slug": slug, "preset": preset, "config": cfg.to_dict(),
+         "seed_start": cfg.seed_start}, indent=2) + "\n")
 
     todo = [(k, t.to_dict()) for k, t in keyed if k not in store]
     skipped = len(keyed) - len(todo)

@@ -35,20 +35,56 @@ def _html_table(table: Table) -> str:
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
+SMOKE_LABEL = "smoke — not evidence"
+
+
+def is_evidence(preset: str) -> bool:
+    """Smoke runs exercise every claim but decide nothing: one or two seeds are no evidence."""
+    return preset != "smoke"
+
+
+def verdict_counts(claims: Sequence[Any]) -> dict[str, int]:
+    """``{"held": …, "not held": …, "inconclusive": …}`` of claims (``Claim`` objects or the
+    dicts of ``summary.json``)."""
+    out = {"held": 0, "not held": 0, "inconclusive": 0}
+    for c in claims:
+        status = c["verdict"]["verdict"] if isinstance(c, dict) else c.status
+        out[status] += 1
+    return out
+
+
+def counts_text(counts: dict[str, int], preset: str) -> str:
+    """``2 held, 1 not held, 0 inconclusive`` (``, smoke — not evidence`` for smoke)."""
+    text = (f"{counts['held']} held, {counts['not held']} not held, "
+            f"{counts['inconclusive']} inconclusive")
+    return text if is_evidence(preset) else f"{text} ({SMOKE_LABEL})"
+
+
 def summary_dict(paper: Paper, preset: str, cfg: Preset, summary: Summary,
                  results: Sequence[Result], extra: dict[str, Any]) -> dict[str, Any]:
-    """The machine-readable summary written as ``summary.json``."""
-    claims = [{"text": c.text, "evidence": c.evidence, "held": bool(c.held)}
+    """The machine-readable summary written as ``summary.json``.
+
+    Each claim carries its full verdict (test, effect, CI, n, margin, p, mde, reason, cells,
+    guards); ``held`` stays for older readers and is true only for *held*.  A smoke run says
+    ``"evidence": false`` and its counts are labelled "smoke — not evidence"."""
+    claims = [{"text": c.text, "evidence": c.evidence, "held": bool(c.held),
+               "status": c.status, "verdict": c.verdict.to_dict()}
               for c in summary.claims]
+    counts = verdict_counts(summary.claims)
     return {
         "slug": paper.slug,
         "title": paper.title,
         "area": paper.area,
         "preset": preset,
+        "evidence": is_evidence(preset),
+        "label": "evidence" if is_evidence(preset) else SMOKE_LABEL,
         "config": cfg.to_dict(),
+        "seed_start": cfg.seed_start,
         "n_trials": len(results),
         "claims": claims,
-        "claims_held": sum(c["held"] for c in claims),
+        "claims_held": counts["held"],
+        "claims_not_held": counts["not held"],
+        "claims_inconclusive": counts["inconclusive"],
         "claims_total": len(claims),
         "tables": [{"title": t.title, "columns": list(t.columns),
                     "rows": [list(map(_plain, r)) for r in t.rows]} for t in summary.tables],
@@ -63,11 +99,49 @@ def _plain(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
 
 
+_MARK = {"held": "HELD", "not held": "NOT HELD", "inconclusive": "INCONCLUSIVE"}
+_CLASS = {"held": "held", "not held": "not", "inconclusive": "inc"}
+
+
+def _fnum(x: Any) -> str:
+    return "—" if x is None else (f"{x:.4g}" if isinstance(x, float) else str(x))
+
+
+def _verdict_line(v: dict[str, Any]) -> str:
+    ci = v["ci"]
+    parts = [f"test `{v['test']}`", f"effect {_fnum(v['effect'])}"]
+    if ci[0] is not None or ci[1] is not None:
+        label = "range" if v["test"] == "bound_holds" else (
+            "90% CI" if v["test"] == "equivalent" else "95% CI")
+        parts.append(f"{label} [{_fnum(ci[0])}, {_fnum(ci[1])}]")
+    parts.append(f"n = {v['n']}")
+    if v["margin"] is not None:
+        m = v["margin"]
+        parts.append("margin " + (f"[{_fnum(m[0])}, {_fnum(m[1])}]" if isinstance(m, list)
+                                  else _fnum(m)))
+    if v.get("p_value") is not None:
+        parts.append(f"p = {v['p_value']:.3g}")
+    if v.get("mde") is not None:
+        parts.append(f"mde {_fnum(v['mde'])}")
+    return ", ".join(parts) + (f" — {v['reason']}" if v.get("reason") else "")
+
+
 def _claims_md(data: dict[str, Any]) -> list[str]:
-    out = [f"## Claims: {data['claims_held']} of {data['claims_total']} held", ""]
+    counts = {"held": data["claims_held"], "not held": data["claims_not_held"],
+              "inconclusive": data["claims_inconclusive"]}
+    out = [f"## Claims: {counts_text(counts, data['preset'])}", ""]
+    if not data["evidence"]:
+        out += [f"*{SMOKE_LABEL}: this preset exercises the code with one or two seeds; its "
+                "verdicts decide nothing.*", ""]
     for i, c in enumerate(data["claims"], 1):
-        verdict = "HELD" if c["held"] else "NOT HELD"
-        out += [f"{i}. **{verdict}** — {c['text']}", f"   - evidence: {c['evidence']}"]
+        v = c["verdict"]
+        out += [f"{i}. **{_MARK[c['status']]}** — {c['text']}",
+                f"   - evidence: {c['evidence']}",
+                f"   - verdict: {_verdict_line(v)}"]
+        for cell in v["cells"]:
+            out.append(f"     - {cell['cell']}: {_MARK[cell['verdict']]} ({_verdict_line(cell)})")
+        for g in v["guards"]:
+            out.append(f"   - guard: {g}")
     return out
 
 
@@ -99,10 +173,22 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
         md += [f"- {n}" for n in summary.notes]
     (outdir / "report.md").write_text("\n".join(md) + "\n")
 
+    def cells_html(v: dict[str, Any]) -> str:
+        rows = "".join(f"<li>{html.escape(c['cell'])}: <b>{_MARK[c['verdict']]}</b> "
+                       f"({html.escape(_verdict_line(c))})</li>" for c in v["cells"])
+        rows += "".join(f"<li>guard: {html.escape(g)}</li>" for g in v["guards"])
+        return f"<ul>{rows}</ul>" if rows else ""
+
     claims_html = "".join(
-        f"<li class='{'held' if c['held'] else 'not'}'><b>{'HELD' if c['held'] else 'NOT HELD'}"
-        f"</b> — {html.escape(c['text'])}<br><small>evidence: {html.escape(c['evidence'])}"
-        f"</small></li>" for c in data["claims"])
+        f"<li class='{_CLASS[c['status']]}'><b>{_MARK[c['status']]}</b> — "
+        f"{html.escape(c['text'])}<br><small>evidence: {html.escape(c['evidence'])}<br>"
+        f"verdict: {html.escape(_verdict_line(c['verdict']))}</small>"
+        f"{cells_html(c['verdict'])}</li>" for c in data["claims"])
+    counts = {"held": data["claims_held"], "not held": data["claims_not_held"],
+              "inconclusive": data["claims_inconclusive"]}
+    smoke_note = ("" if data["evidence"] else
+                  f"<p class='smoke'><b>{SMOKE_LABEL}</b>: this preset exercises the code with "
+                  "one or two seeds; its verdicts decide nothing.</p>")
     figs = []
     for f in summary.figures:
         png = base64.b64encode(Path(f.path).read_bytes()).decode()
@@ -117,7 +203,7 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
 <code>{preset}</code> · {len(results)} trials</p>
 {f"<p>{html.escape(description)}</p>" if description else ""}
 <p><small>Configuration: {html.escape(cfg_line)}</small></p>
-<h2>Claims: {data['claims_held']} of {data['claims_total']} held</h2><ol>{claims_html}</ol>
+<h2>Claims: {html.escape(counts_text(counts, preset))}</h2>{smoke_note}<ol>{claims_html}</ol>
 <h2>Results (mean ± 95% CI across seeds)</h2>{''.join(_html_table(t) for t in summary.tables)}
 {'<h2>Figures</h2>' + ''.join(figs) if figs else ''}
 {'<h2>Setting and differences from the paper</h2><ul>' + notes + '</ul>' if notes else ''}
@@ -130,6 +216,7 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;
 text-align:left}th{background:#f3f3f3}li.held b{color:#17702a}li.not b{color:#b00020}
+li.inc b{color:#8a6d00}p.smoke{background:#fff4d6;padding:.4em}
 img{max-width:100%}figure{margin:1em 0}figcaption{font-style:italic}"""
 
 
@@ -151,17 +238,25 @@ def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) 
             summary = root / p.slug / name / "summary.json"
             if summary.exists():
                 data = json.loads(summary.read_text())
+                if "claims_inconclusive" in data:
+                    text = (f"{data['claims_held']} / {data['claims_not_held']} / "
+                            f"{data['claims_inconclusive']}")
+                else:  # a report written before verdicts had three values
+                    text = f"{data['claims_held']} of {data['claims_total']} held (old)"
+                if not data.get("evidence", name != "smoke"):
+                    text += " (smoke — not evidence)"
                 cells.append(f"<td><a href='{p.slug}/{name}/report.html'>"
-                             f"{data['claims_held']}/{data['claims_total']}</a></td>")
+                             f"{html.escape(text)}</a></td>")
             else:
                 cells.append("<td>—</td>")
         rows.append(f"<tr><td><code>{p.slug}</code></td><td>{html.escape(p.title)}</td>"
                     f"<td>{p.area}</td><td>{p.status}</td>{''.join(cells)}</tr>")
-    head = "".join(f"<th>claims held ({name})</th>" for name in presets)
+    head = "".join(f"<th>held / not held / inconclusive ({name})</th>" for name in presets)
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>optzoo reproductions"
             f"</title><style>{_CSS}</style></head><body><h1>optzoo reproductions</h1>"
             f"<p>{sum(p.status == 'implemented' for p in papers)} of {len(papers)} papers "
-            f"implemented. Each cell links to the report of that preset.</p><table><thead><tr>"
+            f"implemented. Each cell gives the claims held / not held / inconclusive and links "
+            f"to the report of that preset; smoke runs are no evidence.</p><table><thead><tr>"
             f"<th>slug</th><th>paper</th><th>area</th><th>status</th>{head}</tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></body></html>\n")
     path = root / "index.html"
