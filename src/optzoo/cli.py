@@ -39,6 +39,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _out_dir(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder path, got an empty string")
+    return Path(text)
+
+
 def _nonneg_int(text: str) -> int:
     try:
         value = int(text)
@@ -82,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--address", default=None,
                        help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p_rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
-    p_rep.add_argument("--out", default="runs", type=Path, help="root folder of runs")
+    p_rep.add_argument("--out", default="runs", type=_out_dir, help="root folder of runs")
     p_rep.add_argument("--quiet", action="store_true", help="no progress output")
 
     p_report = sub.add_parser("report", help="rebuild a run's report from its stored trials")
@@ -125,6 +131,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                           seed_start=args.seed_start)
         except OptzooError:  # a user or backend error: one line, no traceback
             raise
+        except OSError as err:  # a full disk or a read-only folder: one line, the store is kept
+            print(f"optzoo: error: {paper.slug}: {err}", file=sys.stderr)
+            failed.append(paper.slug)
+            continue
         except Exception:  # one paper's failure must not lose the others' results
             traceback.print_exc()
             failed.append(paper.slug)
@@ -159,11 +169,13 @@ def cmd_report(args: argparse.Namespace) -> int:
                           f"expected e.g. runs/<slug>/<preset>")
     info = json.loads(run_json.read_text())
     repro = registry.get(info["slug"]).load()
+    from optzoo.experiment.store import RunLock
     from optzoo.report.render import counts_text, verdict_counts
 
     cfg = config_from_dict(repro, info["preset"], info["config"],
                            seed_start=int(info.get("seed_start", 0)))
-    summary, _ = summarize_run(info["slug"], repro, info["preset"], cfg, args.rundir)
+    with RunLock(args.rundir):
+        summary, _ = summarize_run(info["slug"], repro, info["preset"], cfg, args.rundir)
     counts = counts_text(verdict_counts(summary.claims), info["preset"])
     print(f"{info['slug']} [{info['preset']}]: {counts} -> "
           f"{args.rundir / 'report.html'}")

@@ -225,3 +225,60 @@ def test_quick_report_is_evidence_and_smoke_is_not(tmp_path):
     for claim in q["claims"]:
         assert claim["held"] == (claim["status"] == "held")
         assert {"test", "effect", "ci", "n", "margin"} <= set(claim["verdict"])
+
+
+def test_two_processes_on_one_out_never_duplicate_a_trial(tmp_path):
+    cmd = [sys.executable, "-m", "optzoo", "reproduce", "_selftest", "--preset", "smoke",
+           "--jobs", "1", "--quiet", "--set", "sleep=0.5", "--out", str(tmp_path)]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_json = tmp_path / "_selftest" / "smoke" / "run.json"
+    deadline = time.monotonic() + 60
+    while not run_json.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert second.returncode == 1
+    assert "another optzoo process" in second.stderr and "Traceback" not in second.stderr
+    lines = [json.loads(x) for x in (run_json.parent / "trials.jsonl").open()]
+    assert len(lines) == len({x["key"] for x in lines}) == 4
+
+
+def test_index_survives_a_truncated_summary(tmp_path):
+    from optzoo import registry
+    from optzoo.report import write_index
+
+    run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    (tmp_path / "_selftest" / "smoke" / "summary.json").write_text("")  # an old, killed write
+    page = write_index(tmp_path, [registry.get("_selftest")], "smoke").read_text()
+    assert "unreadable summary.json" in page
+    # rerunning rebuilds it atomically
+    run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
+    data = json.loads((tmp_path / "_selftest" / "smoke" / "summary.json").read_text())
+    assert data["claims_total"] == 2
+
+
+@pytest.mark.parametrize("args, needle, code", [
+    (["--out", ""], "--out", 2),
+    (["--set", "sleep=inf"], "finite", 2),
+    (["--seeds", "100000000000"], "--seeds", 2),
+])
+def test_bad_cli_inputs_are_one_line_errors(tmp_path, args, needle, code):
+    base = [sys.executable, "-m", "optzoo", "reproduce", "_selftest", "--preset", "smoke",
+            "--quiet", "--jobs", "1"]
+    if "--out" not in args:
+        base += ["--out", str(tmp_path)]
+    proc = subprocess.run(base + args, capture_output=True, text=True, check=False,
+                          cwd=tmp_path)
+    assert proc.returncode == code and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_an_out_path_that_is_a_file_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    proc = subprocess.run([sys.executable, "-m", "optzoo", "reproduce", "_selftest", "--preset",
+                           "smoke", "--quiet", "--out", str(blocker)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr
+    assert str(blocker) in proc.stderr

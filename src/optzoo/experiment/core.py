@@ -34,6 +34,9 @@ Scalar = int | float | str | bool | None
 
 PRESET_NAMES = ("smoke", "quick", "full")
 
+#: more seeds than this is a typo, not an experiment (and would expand into millions of trials)
+MAX_SEEDS = 10_000
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -60,8 +63,8 @@ class Preset:
         self.validate()
 
     def validate(self) -> None:
-        if self.seeds < 1:
-            raise ConfigError(f"seeds: expected an integer >= 1, got {self.seeds}")
+        if not 1 <= self.seeds <= MAX_SEEDS:
+            raise ConfigError(f"seeds: expected an integer in 1..{MAX_SEEDS}, got {self.seeds}")
         if self.seed_start < 0:
             raise ConfigError(f"seed_start: expected an integer >= 0, got {self.seed_start}")
 
@@ -143,14 +146,14 @@ def parse_value(name: str, raw: str, tp: Any) -> Any:
             return int(raw)
         if tp is float:
             out = float(raw)
-            if math.isnan(out):
+            if not math.isfinite(out):  # NaN / ±inf cannot be hashed into a trial key
                 raise ValueError(raw)
             return out
         if tp is str:
             return raw
     except ValueError:
         raise ConfigError(
-            f"override {name}={raw!r}: expected a value of type {tp.__name__}"
+            f"override {name}={raw!r}: expected a finite value of type {tp.__name__}"
         ) from None
     raise ConfigError(f"override {name}: fields of type {tp} cannot be set from the command line")
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from optzoo import registry
-from optzoo.errors import ConfigError
+from optzoo.errors import ConfigError, StoreError
 from optzoo.experiment import backends
-from optzoo.experiment.core import Preset, Reproduction, Result, Summary
+from optzoo.experiment.core import MAX_SEEDS, Preset, Reproduction, Result, Summary
 from optzoo.experiment.progress import Progress
-from optzoo.experiment.store import ResultStore
+from optzoo.experiment.store import ResultStore, RunLock, atomic_write_text
 
 DEVICES = ("cpu", "cuda")
 
@@ -68,8 +68,8 @@ def resolve_config(repro: Reproduction, preset: str, seeds: int | None = None,
     if overrides:
         cfg = cfg.with_overrides(overrides)
     if seeds is not None:
-        if seeds < 1:
-            raise ConfigError(f"--seeds: expected an integer >= 1, got {seeds}")
+        if not 1 <= seeds <= MAX_SEEDS:
+            raise ConfigError(f"--seeds: expected an integer in 1..{MAX_SEEDS}, got {seeds}")
         cfg = dataclasses.replace(cfg, seeds=seeds)
     if seed_start is not None:
         if seed_start < 0:
@@ -153,31 +153,41 @@ def run(slug: str, preset: str = "quick", *, seeds: int | None = None,
     cfg = resolve_config(repro, preset, seeds, overrides, seed_start)
     keyed = expected_trials(slug, repro, cfg)
 
+    if not str(out).strip():
+        raise ConfigError("--out: expected a folder path, got an empty string")
     outdir = Path(out) / slug / preset
-    outdir.mkdir(parents=True, exist_ok=True)
-    store = ResultStore(outdir / "trials.jsonl")
-    (outdir / "run.json").write_text(json.dumps(
-        {"slug": slug, "preset": preset, "config": cfg.to_dict(),
-         "seed_start": cfg.seed_start}, indent=2) + "\n")
-
-    todo = [(k, t.to_dict()) for k, t in keyed if k not in store]
-    skipped = len(keyed) - len(todo)
-    bar = Progress(f"{slug} [{preset}]", len(keyed), skipped, stream=stream, enabled=progress)
-    start = time.monotonic()
-    if backend == "ray":
-        finished = backends.run_ray(slug, todo, device, jobs, address)
-    else:
-        finished = backends.run_local(slug, todo, device, jobs)
-    by_key = dict(keyed)
     try:
-        for key, metrics, meta in finished:
-            store.append(key, slug, Result(by_key[key], metrics, meta))
-            bar.update()
-    finally:
-        bar.close()
-    seconds = time.monotonic() - start
-    extra = {"device": device, "backend": backend, "jobs": jobs, "seconds": seconds,
-             "ran": len(todo), "resumed": skipped,
-             "python": sys.version.split()[0]}
-    summary, results = summarize_run(slug, repro, preset, cfg, outdir, extra)
+        outdir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ConfigError(f"--out {out}: a path on the way to {outdir} is a file, not a "
+                          f"folder") from None
+    except OSError as err:
+        raise StoreError(f"--out {out}: cannot create {outdir} ({err.strerror})") from None
+    with RunLock(outdir):  # a second process on the same --out stops here, naming this one
+        store = ResultStore(outdir / "trials.jsonl")
+        atomic_write_text(outdir / "run.json", json.dumps(
+            {"slug": slug, "preset": preset, "config": cfg.to_dict(),
+             "seed_start": cfg.seed_start}, indent=2) + "\n")
+
+        todo = [(k, t.to_dict()) for k, t in keyed if k not in store]
+        skipped = len(keyed) - len(todo)
+        bar = Progress(f"{slug} [{preset}]", len(keyed), skipped, stream=stream,
+                       enabled=progress)
+        start = time.monotonic()
+        if backend == "ray":
+            finished = backends.run_ray(slug, todo, device, jobs, address)
+        else:
+            finished = backends.run_local(slug, todo, device, jobs)
+        by_key = dict(keyed)
+        try:
+            for key, metrics, meta in finished:
+                store.append(key, slug, Result(by_key[key], metrics, meta))
+                bar.update()
+        finally:
+            bar.close()
+        seconds = time.monotonic() - start
+        extra = {"device": device, "backend": backend, "jobs": jobs, "seconds": seconds,
+                 "ran": len(todo), "resumed": skipped,
+                 "python": sys.version.split()[0]}
+        summary, results = summarize_run(slug, repro, preset, cfg, outdir, extra)
     return RunOutcome(slug, preset, outdir, summary, results, len(todo), skipped, seconds)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from optzoo.experiment.core import Preset, Result, Summary, Table
+from optzoo.experiment.store import atomic_write_text
 from optzoo.registry import Paper
 
 
@@ -151,7 +152,7 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
     """Write ``summary.json``, ``report.md`` and ``report.html`` into ``outdir``."""
     data = summary_dict(paper, preset, cfg, summary, results, extra)
     data["description"] = description
-    (outdir / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
+    atomic_write_text(outdir / "summary.json", json.dumps(data, indent=2) + "\n")
 
     cfg_line = ", ".join(f"{k}={v}" for k, v in data["config"].items())
     md = [f"# {paper.title}", "",
@@ -171,7 +172,7 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
     if summary.notes:
         md += ["## Setting and differences from the paper", ""]
         md += [f"- {n}" for n in summary.notes]
-    (outdir / "report.md").write_text("\n".join(md) + "\n")
+    atomic_write_text(outdir / "report.md", "\n".join(md) + "\n")
 
     def cells_html(v: dict[str, Any]) -> str:
         rows = "".join(f"<li>{html.escape(c['cell'])}: <b>{_MARK[c['verdict']]}</b> "
@@ -209,7 +210,7 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
 {'<h2>Setting and differences from the paper</h2><ul>' + notes + '</ul>' if notes else ''}
 </body></html>
 """
-    (outdir / "report.html").write_text(page)
+    atomic_write_text(outdir / "report.html", page)
     return data
 
 
@@ -218,6 +219,17 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;p
 text-align:left}th{background:#f3f3f3}li.held b{color:#17702a}li.not b{color:#b00020}
 li.inc b{color:#8a6d00}p.smoke{background:#fff4d6;padding:.4em}
 img{max-width:100%}figure{margin:1em 0}figcaption{font-style:italic}"""
+
+
+def _read_summary(path: Path) -> dict[str, Any] | None:
+    """A run's ``summary.json``, or ``None`` if it cannot be read (a file left truncated by an
+    older version, or edited): the index must not fail for one bad report."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    needed = {"claims_held", "claims_total"}
+    return data if isinstance(data, dict) and needed <= data.keys() else None
 
 
 def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) -> Path:
@@ -236,8 +248,10 @@ def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) 
         cells = []
         for name in presets:
             summary = root / p.slug / name / "summary.json"
-            if summary.exists():
-                data = json.loads(summary.read_text())
+            data = _read_summary(summary) if summary.exists() else None
+            if summary.exists() and data is None:
+                cells.append("<td>unreadable summary.json (rerun to rebuild)</td>")
+            elif data is not None:
                 if "claims_inconclusive" in data:
                     text = (f"{data['claims_held']} / {data['claims_not_held']} / "
                             f"{data['claims_inconclusive']}")
@@ -260,5 +274,5 @@ def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) 
             f"<th>slug</th><th>paper</th><th>area</th><th>status</th>{head}</tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></body></html>\n")
     path = root / "index.html"
-    path.write_text(page)
+    atomic_write_text(path, page)
     return path
