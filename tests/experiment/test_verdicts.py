@@ -279,6 +279,10 @@ def test_guard_downgrades_edge_and_unequal_budget():
     fixed = V.tune("m lr", {2: 1.0})
     g2 = V.guard(held, fixed, base)
     assert g2.verdict == V.INCONCLUSIVE and "unequal tuning budget" in g2.reason
+    u = V.undecided("no seed reached the target", n=3)
+    assert u.verdict == V.INCONCLUSIVE and u.test == "undecided" and u.n == 3
+    with pytest.raises(ValueError, match="why"):
+        V.undecided("")
     na = V.not_acting(held, "the dual stays 0")
     assert na.verdict == V.INCONCLUSIVE and "dual stays 0" in na.reason
 

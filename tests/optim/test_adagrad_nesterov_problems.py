@@ -47,3 +47,65 @@ def test_eta_rule_doubles_for_algorithm_2():
         r = rep._radius(base, x0 - prob.x_star)
         assert plain.defaults["lr"] == r and acc.defaults["lr"] == 2 * r
         assert acc.defaults["nesterov"] and not plain.defaults["nesterov"]
+
+
+# -- the reproduction's verdicts (synthetic results: the rules, not the runs) -------------------
+
+def _results(cells):
+    """``{(problem, method): [metrics per seed]}`` -> Results."""
+    from optzoo.experiment import Result, Trial
+
+    return [Result(Trial(method, problem, seed, {}), m) for (problem, method), ms in cells.items()
+            for seed, m in enumerate(ms)]
+
+
+def _claim(cells, number):
+    cfg = rep.PRESETS["quick"]
+    results = _results(cells)
+    problems = list(dict.fromkeys(r.trial.problem for r in results))
+    return next(c for c in rep._claims(results, cfg, problems)
+                if c.text.startswith(f"({number})"))
+
+
+def test_claim1_a_tie_or_a_tiny_gain_does_not_pass():
+    """Old rule: mean log gap lower by any amount.  Now a paired CI beyond a factor 2."""
+    base = [1e-3, 2e-3, 1.5e-3]
+    tiny = {("quad-sigma0", "diag_adagrad"): [{"final_gap": g * 0.95} for g in base],
+            ("quad-sigma0", "adagrad_norm"): [{"final_gap": g} for g in base]}
+    c = _claim(tiny, 1)
+    assert c.verdict.test == "all_of" and c.status == "not held"  # 5 % lower: no effect
+    big = {("quad-sigma0", "diag_adagrad"): [{"final_gap": g * 1e-3} for g in base],
+           ("quad-sigma0", "adagrad_norm"): [{"final_gap": g} for g in base]}
+    assert _claim(big, 1).status == "held"
+
+
+def test_claim2a_a_censored_plain_run_cannot_make_it_not_held():
+    """Unreached counts as K + 1 (a lower bound): both unreached must not read as "no gain"."""
+    K = rep.PRESETS["quick"].iters
+    cells = {("quad-sigma0", "diag_adagrad"): [{"iters_to_tol": None}] * 3,
+             ("quad-sigma0", "diag_adagrad_nesterov"): [{"iters_to_tol": None}] * 3}
+    assert _claim(cells, "2a").status == "inconclusive"
+    cells = {("quad-sigma0", "diag_adagrad"): [{"iters_to_tol": None}] * 3,
+             ("quad-sigma0", "diag_adagrad_nesterov"): [{"iters_to_tol": K // 20}] * 3}
+    assert _claim(cells, "2a").status == "held"
+    cells = {("quad-sigma0", "diag_adagrad"): [{"iters_to_tol": 100}, {"iters_to_tol": 110},
+                                               {"iters_to_tol": 90}],
+             ("quad-sigma0", "diag_adagrad_nesterov"): [{"iters_to_tol": 95}, {"iters_to_tol": 100},
+                                                        {"iters_to_tol": 92}]}
+    assert _claim(cells, "2a").status == "not held"  # a few % fewer: below min_speedup
+
+
+def test_claims_2b_3_slope_rules_need_the_ci():
+    """Old rule: the mean slope in the band.  Now the CI of the mean; no slope → inconclusive."""
+    wide = [{"tail_slope": s} for s in (-0.25, -0.9, -0.05)]  # mean −0.4, CI far outside
+    noisy = {("quad-sigma1", m): wide
+             for m in (*rep.ADAPTIVE, *(f"{m}_nesterov" for m in rep.ADAPTIVE))}
+    c = _claim(noisy, 3)
+    assert c.verdict.test == "all_of" and c.status == "inconclusive"
+    tight = {k: [{"tail_slope": s} for s in (-0.5, -0.49, -0.51)] for k in noisy}
+    assert _claim(tight, 3).status == "held"
+    floor = {("quad-sigma0", "dasgo"): [{"tail_slope": -1.0}] * 3,
+             ("quad-sigma0", "dasgo_nesterov"): [{"tail_slope": None}] * 3}
+    c = _claim(floor, "2b")
+    assert c.status == "inconclusive"
+    assert any("no slope" in v.reason for _, v in c.verdict.cells)

@@ -204,3 +204,68 @@ def test_prune_magnitude_keeps_the_largest_weights_and_masks_stay_under_a_schedu
         assert bool((w.detach()[zero_before] == 0).all())
     with pytest.raises(ValueError, match="sparsity"):
         opt.prune_magnitude(1.0)
+
+
+# -- the reproduction's verdicts (synthetic results: the rules, not the runs) -------------------
+
+def _ham_results(acc_ham, acc_adam, setting="dense", reg=None):
+    from optzoo.experiment import Result, Trial
+
+    out = []
+    for seed, (h, a) in enumerate(zip(acc_ham, acc_adam, strict=True)):
+        out += [Result(Trial(f"ham_{setting}", "digits", seed, {}), {"test_acc": h}),
+                Result(Trial(f"adam_{setting}", "digits", seed, {}), {"test_acc": a})]
+    for (problem, method, seed), metrics in (reg or {}).items():
+        out.append(Result(Trial(method, problem, seed, {}), metrics))
+    return out
+
+
+def _ham_claim(results, number):
+    from optzoo.optim.reproduce.ham import PRESETS, _claims
+
+    return next(c for c in _claims(results, PRESETS["quick"]) if c.text.startswith(f"({number})"))
+
+
+def test_ham_digits_tie_is_not_a_win():
+    """Issue 18: 0.9679 vs 0.9679 (equal in every seed) passed "mean ≥ Adam's"; now a tie is not
+    held, and so is a gain below the declared half accuracy point."""
+    tie = _ham_claim(_ham_results([0.9722, 0.9704, 0.9611], [0.9722, 0.9704, 0.9611]), 4)
+    assert tie.verdict.test == "superior" and tie.status == "not held"
+    tiny = _ham_claim(_ham_results([0.9732, 0.9714, 0.9621], [0.9722, 0.9704, 0.9611]), 4)
+    assert tiny.status == "not held"  # +0.1 point in every seed: below min_effect_acc
+    gain = _ham_claim(_ham_results([0.985, 0.982, 0.975], [0.9722, 0.9704, 0.9611], "pruned90"),
+                      5)
+    assert gain.status == "held" and gain.verdict.n == 3
+
+
+def test_ham_regression_half_error_rule_needs_the_ci():
+    """Claim 1 "at most half of GD's error": ratio of means was enough before; now the paired
+    log-ratio CI must lie below log ½."""
+    def reg(ham_err, gd_err):
+        r = {}
+        for s, (h, g) in enumerate(zip(ham_err, gd_err, strict=True)):
+            r[("regression", "ham_a10", s)] = {"rel_error": h}
+            r[("regression", "gd", s)] = {"rel_error": g}
+        return _ham_results([0.9], [0.9], reg=r)
+
+    # mean ratio 0.45 (the old rule held) but one seed is no better: not held now
+    c = _ham_claim(reg([0.05, 0.05, 0.9], [0.5, 0.5, 0.5]), 1)
+    assert c.verdict.test == "superior" and c.status != "held"
+    assert _ham_claim(reg([0.10, 0.12, 0.09], [0.9, 0.88, 0.92]), 1).status == "held"
+    # a divergent HAM run (no finite error) counts as a failure, not as a missing seed
+    c = _ham_claim(reg([None, 0.1, 0.1], [0.9, 0.9, 0.9]), 1)
+    assert c.verdict.n == 3 and c.status != "held"
+
+
+def test_ham_signflip_needs_mw_to_actually_fail():
+    """Claim 3: m⊙w must leave signs wrong beyond one rare miss (old rule: mean < 1)."""
+    def res(mw):
+        r = {}
+        for s, v in enumerate(mw):
+            r[("signflip", "ham_a10", s)] = {"signs_correct": 1.0}
+            r[("signflip", "mw_g1e-3", s)] = {"signs_correct": v}
+        return _ham_results([0.9], [0.9], reg=r)
+
+    assert _ham_claim(res([1.0, 1.0, 0.8]), 3).status != "held"  # one sign in one seed
+    held = _ham_claim(res([0.0, 0.2, 0.0]), 3)
+    assert held.status == "held" and held.verdict.test == "all_of"

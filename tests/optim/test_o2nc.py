@@ -352,3 +352,94 @@ def test_reproduction_grids_the_radius_only_when_asked():
     opt = _optimizer(t.method, torch.nn.Parameter(torch.zeros(3, dtype=torch.float64)),
                      t.params, 1.0)
     assert opt.param_groups[0]["D"] == pytest.approx(0.1 * t.params["D"])
+
+
+# -- the reproduction's verdicts (synthetic results: the rules, not the runs) -------------------
+
+def _o2nc_results(calls, budget=1000, eps=(0.01,), problem="robust"):
+    """``calls[method][grid value] = [calls per seed (None = not reached)]`` at every ε."""
+    from optzoo.experiment import Result, Trial
+
+    out = []
+    for method, grid in calls.items():
+        key = "gamma" if method == "odog_adaptive" else "eta_scale"
+        for value, per_seed in grid.items():
+            for seed, c in enumerate(per_seed):
+                params = {"sigma": 0.0, key: value, "budget": budget, "eps": list(eps)}
+                out.append(Result(Trial(method, problem, seed, params),
+                                  {f"calls@{e:g}": c for e in eps}))
+    return out
+
+
+def _o2nc_claim(results, number, tmp_path):
+    from optzoo.optim.reproduce.o2nc import PRESETS, summarize
+
+    claims = summarize(results, PRESETS["quick"], tmp_path).claims
+    return next(c for c in claims if c.text.startswith(f"({number})"))
+
+
+def _interior(best):
+    """A 3-point grid whose middle value is best (no grid edge)."""
+    return {0.25: [3 * b for b in best], 0.5: best, 1.0: [2 * b for b in best]}
+
+
+def test_o2nc_claim1_needs_a_real_gap_and_an_interior_step(tmp_path):
+    odog = [100, 110, 105]
+    held = _o2nc_claim(_o2nc_results({"odog": _interior(odog),
+                                      "cmo23": _interior([160, 170, 150])}), 1, tmp_path)
+    assert held.verdict.test == "all_of" and held.status == "held"
+    # a tie (old rule: not < → failed, but a 1-call gap passed) is not held either way
+    tie = _o2nc_claim(_o2nc_results({"odog": _interior(odog),
+                                     "cmo23": _interior([101, 111, 106])}), 1, tmp_path)
+    assert tie.status == "not held"
+    # the same gap with ODOG's best step on the grid's edge: inconclusive (grid edge)
+    edge = {0.25: [300, 330, 315], 0.5: [200, 220, 210], 1.0: odog}
+    c = _o2nc_claim(_o2nc_results({"odog": edge, "cmo23": _interior([160, 170, 150])}), 1,
+                    tmp_path)
+    assert c.status == "inconclusive"
+    (_, cell), = c.verdict.cells
+    assert "grid edge" in cell.reason and "would be held without the guard" in cell.guards
+
+
+def test_o2nc_unreached_on_both_sides_is_inconclusive_not_a_loss(tmp_path):
+    """Both methods at the budget (a lower bound) tie at 0: the budget decides, not the method."""
+    never = {0.25: [None] * 3, 0.5: [None] * 3, 1.0: [None] * 3}
+    c = _o2nc_claim(_o2nc_results({"odog": never, "cmo23": never}), 1, tmp_path)
+    assert c.status == "inconclusive"
+    (_, cell), = c.verdict.cells
+    assert "censored" in cell.reason
+
+
+def test_o2nc_claim4_is_a_fixed_factor_noninferiority(tmp_path):
+    odog = [100, 110, 105]
+    ok = _o2nc_claim(_o2nc_results({"odog": _interior(odog),
+                                    "odog_adaptive": {0.5: [3 * c for c in odog],
+                                                      1.0: [int(1.3 * c) for c in odog],
+                                                      2.0: [3 * c for c in odog]}}), 4,
+                     tmp_path)
+    assert ok.verdict.cells[0][1].test == "noninferior" and ok.status == "held"
+    bad = _o2nc_claim(_o2nc_results({"odog": _interior(odog),
+                                     "odog_adaptive": {0.5: [4 * c for c in odog],
+                                                       1.0: [int(2.6 * c) for c in odog],
+                                                       2.0: [4 * c for c in odog]}}), 4,
+                      tmp_path)
+    assert bad.status == "not held"
+    # adaptive not reached where the budget is < 2× ODOG: the bound cannot support "held"
+    cut = _o2nc_claim(_o2nc_results({"odog": _interior(odog),
+                                     "odog_adaptive": {0.5: [None] * 3, 1.0: [None, 120, 120],
+                                                       2.0: [None] * 3}}, budget=150), 4,
+                      tmp_path)
+    assert cut.status == "inconclusive"
+
+
+def test_o2nc_selection_goes_through_tune_with_equal_budgets(tmp_path):
+    from optzoo.optim.reproduce.o2nc import _selected
+
+    picks = _selected(_o2nc_results({"odog": _interior([100, 110, 105]),
+                                     "cmo23": {0.25: [500] * 3, 0.5: [300] * 3,
+                                               1.0: [200, None, 200]}}))
+    odog = picks[("odog", "robust", 0.0, 0.01)]
+    assert odog.tuned.best == 0.5 and not odog.tuned.on_edge and odog.tuned.budget == 3
+    cmo = picks[("cmo23", "robust", 0.0, 0.01)]
+    # 1.0 has mean (200 + 1000 + 200)/3 > 300: the unreached seed counts the budget
+    assert cmo.tuned.best == 0.5 and cmo.calls == {0: 300, 1: 300, 2: 300}

@@ -23,6 +23,7 @@ test               held / not held / inconclusive
                    on the other side of 0 or inside ±``min_rho`` / else.
 ``ratio_bound``    CI of the geometric-mean ratio (t on log ratios) below ``at_most`` (or
                    above ``at_least``) / entirely on the wrong side / straddles it.
+``undecided``      never held: the data cannot decide (censored, missing); inconclusive.
 =================  =========================================================================
 
 One value (one seed) has no confidence interval: every statistical test is then *inconclusive*,
@@ -43,6 +44,8 @@ Fairness guards:
 * :func:`interleaved` times two callables as A B A B … pairs in one process;
   :func:`ratio_bound` decides a timing claim from the per-pair ratios (never from the wall times
   of trials that ran concurrently).
+* :func:`censored` keeps a budget-capped cost (a run that never reached its target) from
+  deciding a comparison in the direction the cap favours.
 * ``superior`` and ``trend`` take the smallest change that counts (``min_effect`` /
   ``min_rho``), so that a method that changes nothing cannot pass a claim that it changes
   something.
@@ -68,7 +71,7 @@ _BOOTSTRAP = 2000
 
 #: the names of this module's tests; a claim whose verdict names another test is a defect
 TESTS = ("superior", "noninferior", "equivalent", "within", "bound_holds", "slope", "trend",
-         "ratio_bound", "all_of", "any_of", "at_least")
+         "ratio_bound", "all_of", "any_of", "at_least", "undecided")
 
 
 @dataclass(frozen=True)
@@ -741,6 +744,31 @@ def guard(verdict: Verdict, *tuned: Tuned, equal_budget: bool = True) -> Verdict
                        reason=f"{verdict.reason}; inconclusive ({'; '.join(problems)})",
                        guards=tuple(notes + [f"would be {verdict.verdict} without the guard"]))
     return replace(verdict, guards=tuple(notes + [f"{p}" for p in problems]))
+
+
+def undecided(why: str, *, n: int = 0) -> Verdict:
+    """A cell or claim that no test can decide from these data (no seed reached the target, a
+    quantity is censored, the metric is missing): *inconclusive*, with ``why`` recorded.  Use it
+    instead of dressing an empty comparison up as a test."""
+    if not why:
+        raise ValueError("why: expected a reason, got an empty string")
+    return Verdict(INCONCLUSIVE, "undecided", math.nan, (math.nan, math.nan), int(n), None,
+                   None, None, why)
+
+
+def censored(verdict: Verdict, *, a_censored: bool, b_censored: bool, why: str = "") -> Verdict:
+    """Guard a "``a`` needs less than ``b``" comparison whose unreached runs were counted at the
+    budget (a lower bound of their true cost).  A censored ``a`` cannot support *held* and a
+    censored ``b`` cannot support *not held*: those become *inconclusive (censored)*; other
+    verdicts are kept."""
+    if (verdict.verdict == HELD and a_censored) or (verdict.verdict == NOT_HELD and b_censored):
+        side = "the method" if verdict.verdict == HELD else "the baseline"
+        note = why or f"{side} did not reach the target in some seed; the budget is only a " \
+                      "lower bound of its cost"
+        return replace(verdict, verdict=INCONCLUSIVE,
+                       reason=f"{verdict.reason}; inconclusive (censored: {note})",
+                       guards=(*verdict.guards, f"would be {verdict.verdict} without censoring"))
+    return verdict
 
 
 def not_acting(verdict: Verdict, why: str) -> Verdict:

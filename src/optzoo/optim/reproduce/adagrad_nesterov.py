@@ -26,6 +26,35 @@ usual practical reading.)  Measured: relative gap ``(f(out) − f*)/(f(X₀) −
 point; iterations to reach ``tol`` (f evaluated on a 250-point log grid of k); log-log slope
 of the gap over the last decade of iterations (points below ``FLOOR`` excluded: round-off).
 
+Verdicts (:mod:`optzoo.experiment.verdicts`; comparisons are paired by seed: the methods of a
+problem share its data and noise stream).  No step size is tuned: η = R or 2R from the paper's
+rule, SGD 1/L, Adam a fixed default, so no ``tune``/``guard`` applies (every method has the same
+budget: one setting).  Each claim's old rule compared *means* with no CI:
+
+(1) ``all_of`` over (problem, Algorithm 1 / 2) of ``superior`` on the per-seed log10 final gap,
+    lower is better, ``min_effect = min_gap_log10`` (was: mean log gap lower by any amount).
+(2a) ``all_of`` over (deterministic problem, AdaGrad / DASGO) of ``superior`` on
+    log(iterations Alg. 2 / iterations Alg. 1), ``min_effect = log min_speedup`` (was: mean
+    iterations fewer by any amount).  Unreached counts as K + 1, a lower bound: a *held* that
+    rests on an unreached Alg. 2 seed, or a *not held* on an unreached Alg. 1 seed, is
+    downgraded to inconclusive (the bound cannot support it).
+(2b) ``all_of`` of ``within``: the CI of the mean tail slope of Alg. 2 lies ≤ ``acc_slope_max``
+    and that of Alg. 1 inside ``plain_slope_band`` (was: the means).  A curve at the round-off
+    floor over the whole last decade has no slope: that cell is inconclusive (was: not held).
+(3) ``all_of`` of ``within``: the CI of every variant's mean tail slope lies inside
+    ``noise_slope_band`` (was: the means).
+
+Verdict margins (fields of :class:`AdaNesterovConfig`, the same in every preset, fixed before
+looking at results; trial parameters do not contain them, so trial keys are unchanged):
+
+* ``min_gap_log10 = 0.3`` — a factor 2 in the relative gap: the smallest advantage of the
+  diagonal preconditioner that counts (the theory's gain is a dimension-dependent factor).
+* ``min_speedup = 1.5`` — Alg. 2 must need ≤ 2/3 of Alg. 1's iterations; 1/K² vs 1/K predicts
+  a factor of order √(1/tol) = 1000 at tol = 1e-6, so 1.5 is a conservative smallest speed-up.
+* ``acc_slope_max = −1.5``, ``plain_slope_band = (−1.5, −0.5)`` — the midpoints between the
+  rates −2 (Thm 2), −1 (Thm 1) and 0; unchanged from the old rule.
+* ``noise_slope_band = (−0.8, −0.2)`` — ±0.3 around the noise rate −½; unchanged.
+
 Read top to bottom: config and presets, problems, one trial, summary with claims.
 """
 
@@ -52,6 +81,14 @@ from optzoo.experiment import (
     mean_ci,
 )
 from optzoo.experiment.stats import fmt_ci
+from optzoo.experiment.verdicts import (
+    Verdict,
+    all_of,
+    censored,
+    superior,
+    undecided,
+    within,
+)
 from optzoo.optim.accelegrad import AcceleGrad
 from optzoo.optim.adagrad import DiagAdaGrad
 from optzoo.optim.adagrad_norm import AdaGradNorm
@@ -82,6 +119,11 @@ class AdaNesterovConfig(Preset):
         l2: L2 regularisation λ of the logistic regression.
         tol: relative-gap threshold for "iterations to reach".
         high_noise: σ at which claim (3) is evaluated (must be in ``noise_levels``).
+        min_gap_log10: claim 1's smallest log10 gap advantage that counts.
+        min_speedup: claim 2a's smallest iteration ratio Alg. 1 / Alg. 2 that counts.
+        acc_slope_max: claim 2b: Alg. 2's tail slope must lie at or below this.
+        plain_slope_band: claim 2b: Alg. 1's tail slope must lie in this ``(lo, hi)``.
+        noise_slope_band: claim 3: every variant's tail slope at high noise lies in this.
     """
 
     seeds: int = 3
@@ -93,6 +135,11 @@ class AdaNesterovConfig(Preset):
     l2: float = 1e-3
     tol: float = 1e-6
     high_noise: float = 1.0
+    min_gap_log10: float = 0.3
+    min_speedup: float = 1.5
+    acc_slope_max: float = -1.5
+    plain_slope_band: tuple[float, ...] = (-1.5, -0.5)
+    noise_slope_band: tuple[float, ...] = (-0.8, -0.2)
 
     def validate(self) -> None:
         super().validate()
@@ -104,6 +151,13 @@ class AdaNesterovConfig(Preset):
             raise ConfigError(f"logreg_samples: expected 10..1797, got {self.logreg_samples}")
         if any(s < 0 for s in self.noise_levels):
             raise ConfigError(f"noise_levels: expected >= 0, got {self.noise_levels}")
+        for name in ("plain_slope_band", "noise_slope_band"):
+            band = getattr(self, name)
+            if len(band) != 2 or band[0] > band[1]:
+                raise ConfigError(f"{name}: expected (lo, hi) with lo <= hi, got {band}")
+        if self.min_gap_log10 < 0 or self.min_speedup < 1:
+            raise ConfigError(f"min_gap_log10 / min_speedup: expected >= 0 / >= 1, got "
+                              f"{self.min_gap_log10} / {self.min_speedup}")
 
 
 PRESETS = {
@@ -426,86 +480,135 @@ def _plot(results: list[Result], problems: list[str], path: Path) -> Figure:
                   "dashed = Algorithm 2 / Nesterov)")
 
 
+# a non-finite final gap (a divergent run) counts as this log10 gap, worse than any finite one;
+# an exact 0 counts as 1e-300 (log10 −300), better than any
+_DIVERGED_LOG10 = 300.0
+
+
+def _seeded(results: list[Result], problem: str, method: str, value) -> dict[int, float]:
+    """``{seed: value(result)}`` of one (problem, method) cell."""
+    return {r.trial.seed: value(r) for r in _cell(results, problem, method)}
+
+
+def _log_gap(r: Result) -> float:
+    g = r.metrics.get("final_gap")
+    return _DIVERGED_LOG10 if g is None else math.log10(max(float(g), 1e-300))
+
+
+def _paired(a: dict, b: dict) -> tuple[dict, dict]:
+    """The seeds both sides have (a partial store may lack some trials)."""
+    common = [s for s in a if s in b]
+    return {s: a[s] for s in common}, {s: b[s] for s in common}
+
+
+def _censored(v: Verdict, a_cut: bool, b_cut: bool) -> Verdict:
+    """Unreached trials count the budget K + 1, a lower bound of their iterations
+    (:func:`~optzoo.experiment.verdicts.censored`)."""
+    return censored(v, a_censored=a_cut, b_censored=b_cut,
+                    why="some seed did not reach tol; K + 1 is only a lower bound")
+
+
+def _no_slope(why: str) -> Verdict:
+    """A cell whose curves lie at the round-off floor: no slope to test."""
+    return undecided(f"no slope: {why}")
+
+
+def _slope_cell(slopes: list[float], lo: float, hi: float, who: str) -> Verdict:
+    if not slopes:
+        return _no_slope(f"{who} at the round-off floor over [K/10, K] in every seed")
+    return within(slopes, lo, hi)
+
+
 def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) -> list[Claim]:
     K = cfg.iters
     claims = []
-    mean = lambda v: float(np.mean(v)) if v else math.nan  # noqa: E731
 
     # (1) AdaGrad beats AdaGrad-Norm on the anisotropic problems.
-    parts, ok = [], True
+    parts, cells = [], {}
     for problem in problems:
         for suffix in ("", "_nesterov"):
-            a = _log_gaps(_cell(results, problem, f"diag_adagrad{suffix}"))
-            b = _log_gaps(_cell(results, problem, f"adagrad_norm{suffix}"))
-            if not a or not b:
+            a, b = _paired(_seeded(results, problem, f"diag_adagrad{suffix}", _log_gap),
+                           _seeded(results, problem, f"adagrad_norm{suffix}", _log_gap))
+            if not a:
                 continue
-            better = mean(a) < mean(b)
-            ok &= better
-            parts.append(f"{problem}{suffix or ''}: log10 gap AdaGrad {_fmt(a)} vs "
-                         f"AdaGrad-Norm {_fmt(b)}")
-    if parts:
+            cells[f"{problem}{suffix}"] = superior(a, b, min_effect=cfg.min_gap_log10,
+                                                   direction="less")
+            parts.append(f"{problem}{suffix}: log10 gap AdaGrad {_fmt(list(a.values()))} vs "
+                         f"AdaGrad-Norm {_fmt(list(b.values()))}")
+    if cells:
         claims.append(Claim(
             text="(1) Diagonal AdaGrad beats AdaGrad-Norm on the anisotropic problems (sparse "
-                 "curvatures, dense solution): lower final gap on every problem, for Algorithm 1 "
-                 "and for Algorithm 2.",
-            evidence="; ".join(parts), held=ok))
+                 "curvatures, dense solution): lower final gap, by more than a factor "
+                 f"10^{cfg.min_gap_log10:g} (paired CI), on every problem, for Algorithm 1 and "
+                 "for Algorithm 2.",
+            evidence="; ".join(parts), verdict=all_of(cells)))
 
     det = [p for p in problems if p in ("quad-sigma0", "logreg")]
+
+    def iters(r: Result) -> float:
+        v = r.metrics.get("iters_to_tol")
+        return float(v) if v else K + 1.0
+
     # (2a) acceleration reaches tol in fewer iterations (deterministic problems).
-    parts, ok = [], bool(det)
+    parts, cells = [], {}
     for problem in det:
         for base in ("diag_adagrad", "dasgo"):
-            plain = _iters(_cell(results, problem, base), K)
-            acc = _iters(_cell(results, problem, f"{base}_nesterov"), K)
-            if not plain or not acc:
+            acc, plain = _paired(_seeded(results, problem, f"{base}_nesterov", iters),
+                                 _seeded(results, problem, base, iters))
+            if not acc:
                 continue
-            fewer = mean(acc) < mean(plain)
-            ok &= fewer
-            parts.append(f"{problem} {base}: {_fmt(acc)} (Alg. 2) vs {_fmt(plain)} (Alg. 1)")
-    if parts:
+            v = superior(acc, plain, min_effect=math.log(cfg.min_speedup), direction="less",
+                         log_ratio=True)
+            cells[f"{problem} {base}"] = _censored(v, any(x > K for x in acc.values()),
+                                                   any(x > K for x in plain.values()))
+            parts.append(f"{problem} {base}: {_fmt(list(acc.values()))} (Alg. 2) vs "
+                         f"{_fmt(list(plain.values()))} (Alg. 1)")
+    if cells:
         claims.append(Claim(
             text=f"(2a) Accelerated AdaGrad and accelerated DASGO reach a relative gap ≤ "
                  f"{cfg.tol:g} in fewer iterations than Algorithm 1 on the deterministic "
-                 f"problems (K = {K}; unreached counts as K + 1).",
-            evidence="; ".join(parts), held=ok))
+                 f"problems, by more than a factor {cfg.min_speedup:g} (paired log-ratio CI; "
+                 f"K = {K}, unreached counts as K + 1).",
+            evidence="; ".join(parts), verdict=all_of(cells)))
 
     # (2b) slopes near −2 (accelerated) vs −1 (plain).
-    parts, ok = [], bool(det)
+    parts, cells = [], {}
+    p_lo, p_hi = cfg.plain_slope_band
     for problem in det:
         for base in ("diag_adagrad", "dasgo"):
             sp = _slopes(_cell(results, problem, base))
             sa = _slopes(_cell(results, problem, f"{base}_nesterov"))
+            if not _cell(results, problem, base):
+                continue
             parts.append(f"{problem} {base}: slope Alg. 2 {_fmt(sa) if sa else 'at floor'}, "
                          f"Alg. 1 {_fmt(sp) if sp else 'at floor'}")
-            # a curve at the round-off floor over the whole last decade has no slope to compare
-            if not sa or not sp:
-                ok = False
-                continue
-            ok &= mean(sa) <= -1.5 and -1.5 < mean(sp) <= -0.5
-    if parts:
+            cells[f"{problem} {base} Alg. 2"] = _slope_cell(sa, -math.inf, cfg.acc_slope_max,
+                                                           "Alg. 2")
+            cells[f"{problem} {base} Alg. 1"] = _slope_cell(sp, p_lo, p_hi, "Alg. 1")
+    if cells:
         claims.append(Claim(
             text="(2b) On the deterministic problems the tail log-log slope of the gap is near "
-                 "−2 for accelerated AdaGrad/DASGO (≤ −1.5) and near −1 for Algorithm 1 "
-                 "(in (−1.5, −0.5]) — Thm 2's Õ(1/K²) vs Thm 1's O(1/K) smooth term.",
-            evidence="; ".join(parts) + " (slope on [K/10, K], gaps > 1e-12)", held=ok))
+                 f"−2 for accelerated AdaGrad/DASGO (≤ {cfg.acc_slope_max:g}) and near −1 for "
+                 f"Algorithm 1 (in [{p_lo:g}, {p_hi:g}]), CIs of the mean slope — Thm 2's "
+                 "Õ(1/K²) vs Thm 1's O(1/K) smooth term.",
+            evidence="; ".join(parts) + " (slope on [K/10, K], gaps > 1e-12)",
+            verdict=all_of(cells)))
 
     # (3) high noise: every adaptive variant in the 1/√K regime.
     noisy = f"quad-sigma{cfg.high_noise:g}"
+    n_lo, n_hi = cfg.noise_slope_band
     if noisy in problems:
-        parts, ok = [], True
+        parts, cells = [], {}
         for method in (*ADAPTIVE, *(f"{m}_nesterov" for m in ADAPTIVE)):
             s = _slopes(_cell(results, noisy, method))
-            if not s:
-                ok = False
-                parts.append(f"{method}: no slope")
-                continue
-            ok &= -0.8 <= mean(s) <= -0.2
-            parts.append(f"{method}: {_fmt(s)}")
+            cells[method] = _slope_cell(s, n_lo, n_hi, method)
+            parts.append(f"{method}: {_fmt(s) if s else 'no slope'}")
         claims.append(Claim(
             text=f"(3) At high gradient noise (σ = {cfg.high_noise:g}) all AdaGrad-type variants, "
                  "accelerated or not, share the noise-dominated 1/√K regime: tail slope in "
-                 "[−0.8, −0.2] (acceleration only improves the smooth term).",
-            evidence="; ".join(parts), held=ok))
+                 f"[{n_lo:g}, {n_hi:g}] (CI of the mean; acceleration only improves the smooth "
+                 "term).",
+            evidence="; ".join(parts), verdict=all_of(cells)))
     return claims
 
 

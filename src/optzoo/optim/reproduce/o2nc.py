@@ -25,9 +25,42 @@ completed for the O2NC methods, the iterate for GD/SGD and normalized SGD.  The 
 number of gradient calls the method had made when ``‖∇F(candidate)‖ ≤ ε`` first held.
 Step sizes come from a small grid per method fixed in the preset (scaled by the problem's
 ``1/L₁`` estimate, before any result was seen).  **Selection rule, the same for every method:**
-for each (method, problem, σ, seed, ε) the grid point with the fewest calls to reach ε; if no
-grid point reaches ε, the cell is "not reached" and counts as the budget (a lower bound) in means.
-Choosing per ε mirrors the theory, whose D, T and η depend on ε.
+for each (method, problem, σ, ε) the grid point :func:`~optzoo.experiment.verdicts.tune` picks:
+the fewest gradient calls to reach ε, mean over seeds, a seed that does not reach ε counting the
+budget (a lower bound).  Choosing per ε mirrors the theory, whose D, T and η depend on ε.
+(Before issue 18 the pick was per *seed* as well — an oracle per seed that no tuning budget
+describes; the per-cell pick is what ``tune``/``guard`` record.)
+
+Verdicts (:mod:`optzoo.experiment.verdicts`; all paired by seed, the methods sharing each seed's
+problem and noise stream).  Old rules compared *means* over seeds with no CI ("fewer" by one
+call passed) — lenient.  Now:
+
+* (1), (2): ``all_of`` over (problem, ε) [and baseline] of ``superior`` on
+  log(calls ODOG / calls baseline), lower is better, ``min_effect = log min_call_ratio``.
+* (3): ``all_of`` over noisy settings of ``bound_holds`` (ODOG reaches every ε in every seed at
+  its tuned step: exact per-seed counts) and ``superior`` on the per-seed log-log slopes
+  (ODOG − SGD, a shallower slope is greater, ``min_effect = min_slope_gap``; a seed's slope is
+  the fit over the ε it reached, two at least; no slope in any seed → inconclusive).
+* (4): ``all_of`` of ``noninferior`` on log(calls adaptive / calls ODOG) with the fixed margin
+  ``log adaptive_factor`` (was: mean ≤ 2 × mean).
+* Every comparison goes through :func:`~optzoo.experiment.verdicts.guard` with both methods'
+  ``Tuned`` steps: a best step on its grid's edge (no end is a hard limit: η = 1/L̂₁ is already
+  above the theory's √(2/5)/L₁, L̂₁ is an estimate, and GD's 2/L̂₁ is a stability limit only for
+  the exact L₁) or unequal grid sizes make the cell *inconclusive*.
+* Censoring: a seed that does not reach ε counts the budget, a lower bound.  A *held* that
+  rests on such a value for the method under test, or a *not held* that rests on one for the
+  baseline, is *inconclusive* (the budget decides it; was: not held whenever ODOG missed ε).
+* The fixed radius D (the theory scales D with ε) is a setup defect named in issue 18; it is
+  left to the optim audit — the guards above only record what the η/γ grids can support.
+
+Verdict margins (fields of :class:`O2NCConfig`, the same in every preset, fixed before looking
+at results; trial parameters do not contain them, so trial keys are unchanged):
+
+* ``min_call_ratio = 1.1`` — at least 10 % fewer calls: the stationarity check runs every
+  T = 10 iterations (20–30 calls), about 10 % of a typical count, so smaller gaps are the
+  check's granularity, not the method.
+* ``min_slope_gap = 0.25`` — half of the theory's gap between −3.5 (ODOG) and −4 (SGD).
+* ``adaptive_factor = 2`` — the brief's "within ~2× calls" of tuned-η ODOG.
 
 Settings shared by all O2NC variants: ball radius ``D`` and episode length ``T`` per problem;
 η grid = ``{¼, ½, 1}/L̂₁``; CMO23's inner loop has ``inner_steps`` fixed-point iterations;
@@ -41,7 +74,7 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +83,18 @@ import torch
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.verdicts import (
+    Tuned,
+    Verdict,
+    all_of,
+    bound_holds,
+    censored,
+    guard,
+    noninferior,
+    superior,
+    tune,
+    undecided,
+)
 from optzoo.optim.normalized_sgd import NormalizedSGD
 from optzoo.optim.o2nc import O2NC
 
@@ -94,6 +139,9 @@ class O2NCConfig(Preset):
         inner_steps: CMO23 fixed-point iterations per step.
         methods: methods to run.
         noisy_methods: methods also run with noise (claim 3 needs ``odog`` and ``gd``).
+        min_call_ratio: claims 1–2: the smallest calls ratio (baseline / ODOG) that counts.
+        min_slope_gap: claim 3: the smallest slope difference (ODOG − SGD) that counts.
+        adaptive_factor: claim 4: adaptive ODOG may need up to this factor of tuned ODOG's calls.
     """
 
     seeds: int = 3
@@ -118,6 +166,9 @@ class O2NCConfig(Preset):
     inner_steps: int = 2
     methods: tuple[str, ...] = METHODS
     noisy_methods: tuple[str, ...] = METHODS
+    min_call_ratio: float = 1.1
+    min_slope_gap: float = 0.25
+    adaptive_factor: float = 2.0
 
     def validate(self) -> None:
         super().validate()
@@ -138,6 +189,10 @@ class O2NCConfig(Preset):
                               f"{self.radius_scales}")
         if self.inner_steps < 0:
             raise ConfigError(f"inner_steps: expected >= 0, got {self.inner_steps}")
+        if self.min_call_ratio < 1 or self.adaptive_factor <= 1 or self.min_slope_gap < 0:
+            raise ConfigError(f"min_call_ratio / adaptive_factor / min_slope_gap: expected >= 1 / "
+                              f"> 1 / >= 0, got {self.min_call_ratio} / {self.adaptive_factor} / "
+                              f"{self.min_slope_gap}")
 
 
 PRESETS = {
@@ -335,31 +390,78 @@ def run_trial(trial: Trial, device: str = "cpu") -> dict:
 
 # -- summary ---------------------------------------------------------------------------------
 
+_GRID_KEYS = ("eta_scale", "gamma", "step_scale", "radius_scale")
+_GRID_NAME = {"eta_scale": "η·L̂₁", "gamma": "γ", "step_scale": "step/D", "radius_scale": "D×"}
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """One (method, problem, σ, ε) cell at its tuned grid point."""
+
+    tuned: Tuned
+    calls: dict  # {seed: calls, or the budget where not reached (a lower bound)}
+    reached: dict  # {seed: bool}
+
+
+def _point(r: Result) -> tuple[tuple[str, ...], tuple]:
+    keys = tuple(k for k in _GRID_KEYS if k in r.trial.params)
+    return keys, tuple(float(r.trial.params[k]) for k in keys)
+
+
+def _tune_cell(name: str, keys: tuple[str, ...], points: dict) -> Tuned:
+    """:func:`tune` over the grid points of one cell (mean calls over seeds, budget where not
+    reached).  With a 2-D grid (``radius_scales`` gridded) a best point is on the edge when
+    any coordinate sits at its axis's end (``tune`` alone sorts points lexicographically)."""
+    scores = {pt if len(pt) > 1 else pt[0]: [c if c is not None else b
+                                             for c, b in seeds.values()]
+              for pt, seeds in points.items()}
+    t = tune(f"{name} {'/'.join(_GRID_NAME[k] for k in keys)}", scores, minimize=True)
+    if len(keys) > 1:
+        best = t.best
+        edge = False
+        for i in range(len(keys)):
+            axis = sorted({pt[i] for pt in points})
+            edge |= len(axis) > 1 and best[i] in (axis[0], axis[-1])
+        t = replace(t, on_edge=edge)
+    return t
+
+
 def _selected(results: list[Result]) -> dict:
-    """Best grid point per (method, problem, σ, seed, ε): ``{key: (calls or None, budget)}``."""
-    cells: dict = {}
+    """``{(method, problem, σ, ε): _Pick}``: every cell at the grid point :func:`tune` picks."""
+    raw: dict = {}
+    keys_of: dict = {}
     for r in results:
         sigma = float(r.trial.params["sigma"])
+        keys, pt = _point(r)
+        budget = int(r.trial.params["budget"])
         for e in r.trial.params["eps"]:
-            key = (r.trial.method, r.trial.problem, sigma, float(e), r.trial.seed)
+            cell = (r.trial.method, r.trial.problem, sigma, float(e))
             c = r.metrics.get(f"calls@{e:g}")
-            old = cells.get(key, (None, int(r.trial.params["budget"])))
-            if c is not None and (old[0] is None or c < old[0]):
-                old = (int(c), old[1])
-            cells[key] = old
-    return cells
+            raw.setdefault(cell, {}).setdefault(pt, {})[r.trial.seed] = (
+                None if c is None else int(c), budget)
+            keys_of[cell] = keys
+    picks = {}
+    for cell, points in raw.items():
+        method, problem, sigma, e = cell
+        t = _tune_cell(f"{LABEL[method]} ({problem}, σ={sigma:g}, ε={e:g})", keys_of[cell],
+                       points)
+        best = t.best if isinstance(t.best, tuple) else (t.best,)
+        seeds = points[best]
+        picks[cell] = _Pick(t, {s: c if c is not None else b for s, (c, b) in seeds.items()},
+                            {s: c is not None for s, (c, _) in seeds.items()})
+    return picks
 
 
-def _cell_stats(cells: dict, method: str, problem: str, sigma: float, e: float):
-    """Calls over seeds (budget where not reached), mean, CI half-width, reached count, n."""
-    vals = [(c if c is not None else b, c is not None) for (m, pr, s, ee, _), (c, b)
-            in cells.items() if (m, pr, s, ee) == (method, problem, sigma, e)]
-    if not vals:
+def _cell_stats(picks: dict, method: str, problem: str, sigma: float, e: float):
+    """Calls over seeds at the tuned point (budget where not reached): mean, CI half-width,
+    reached count, n, the tuned value."""
+    pick = picks.get((method, problem, sigma, e))
+    if pick is None:
         return None
-    xs = [v for v, _ in vals]
+    xs = list(pick.calls.values())
     mean, half = mean_ci(xs)
-    return {"values": xs, "mean": mean, "half": half, "reached": sum(ok for _, ok in vals),
-            "n": len(vals)}
+    return {"values": xs, "mean": mean, "half": half, "reached": sum(pick.reached.values()),
+            "n": len(xs), "best": pick.tuned.best, "edge": pick.tuned.on_edge}
 
 
 def _fmt(st: dict | None) -> str:
@@ -369,11 +471,75 @@ def _fmt(st: dict | None) -> str:
     return txt if st["reached"] == st["n"] else f"≥ {txt} ({st['reached']}/{st['n']} reached)"
 
 
-def _slope(points: list[tuple[float, float]]) -> float | None:
-    if len(points) < 2:
+def _fmt_best(st: dict | None) -> str:
+    if st is None:
+        return ""
+    b = st["best"]
+    txt = ", ".join(f"{v:.3g}" for v in b) if isinstance(b, tuple) else f"{b:.3g}"
+    return f" @ {txt}{' (edge)' if st['edge'] else ''}"
+
+
+def _paired(a: dict, b: dict) -> tuple[dict, dict]:
+    """The seeds both sides have (a partial store may lack some trials)."""
+    common = [s for s in a if s in b]
+    return {s: a[s] for s in common}, {s: b[s] for s in common}
+
+
+def _censored(v: Verdict, a_cut: bool, b_cut: bool) -> Verdict:
+    """A cell not reached within the budget counts the budget, a lower bound of its calls
+    (:func:`~optzoo.experiment.verdicts.censored`)."""
+    return censored(v, a_censored=a_cut, b_censored=b_cut,
+                    why="a seed that does not reach ε counts the budget, only a lower bound of "
+                        "its calls")
+
+
+def _undecided(why: str) -> Verdict:
+    return undecided(why)
+
+
+def _versus(picks: dict, problem: str, sigma: float, e: float, a: str, b: str,
+            test) -> Verdict | None:
+    """``test(calls a, calls b)`` paired by seed at each method's tuned point, then the
+    censoring guard and :func:`guard` (grid edge, equal budgets)."""
+    pa, pb = picks.get((a, problem, sigma, e)), picks.get((b, problem, sigma, e))
+    if pa is None or pb is None:
         return None
-    le, lc = np.log([e for e, _ in points]), np.log([c for _, c in points])
-    return float(np.polyfit(le, lc, 1)[0])
+    va, vb = _paired(pa.calls, pb.calls)
+    if not va:
+        return None
+    v = _censored(test(va, vb), any(not pa.reached[s] for s in va),
+                  any(not pb.reached[s] for s in vb))
+    return guard(v, pa.tuned, pb.tuned)
+
+
+def _compare(picks, problems, eps_of, a: str, b: str, test) -> tuple[dict, list[str]]:
+    """One cell verdict per deterministic (problem, ε), and the evidence."""
+    cells, parts = {}, []
+    for problem in problems:
+        for e in eps_of(problem):
+            v = _versus(picks, problem, 0.0, e, a, b, test)
+            if v is None:
+                continue
+            sa, sb = (_cell_stats(picks, m, problem, 0.0, e) for m in (a, b))
+            cells[f"{a} vs {b}, {problem} ε={e:g}"] = v
+            parts.append(f"{problem} ε={e:g}: {a} {_fmt(sa)}{_fmt_best(sa)} vs {b} {_fmt(sb)}"
+                         f"{_fmt_best(sb)} [{v.verdict}]")
+    return cells, parts
+
+
+def _seed_slopes(picks: dict, method: str, problem: str, sigma: float,
+                 eps: list[float]) -> dict[int, float]:
+    """Per seed: the log-log slope of calls vs ε over the ε that seed reached (≥ 2 needed)."""
+    seeds: dict = {}
+    for e in eps:
+        pick = picks.get((method, problem, sigma, e))
+        if pick is None:
+            continue
+        for s, c in pick.calls.items():
+            if pick.reached[s]:
+                seeds.setdefault(s, []).append((e, c))
+    return {s: float(np.polyfit(np.log([e for e, _ in pts]), np.log([c for _, c in pts]), 1)[0])
+            for s, pts in seeds.items() if len(pts) >= 2}
 
 
 def _plot(cells: dict, settings: list[tuple[str, float]], methods: list[str], path: Path):
@@ -414,107 +580,127 @@ def _plot(cells: dict, settings: list[tuple[str, float]], methods: list[str], pa
                                      "open triangles: not reached by every seed, budget shown)")
 
 
-def _compare(cells, problems, eps_of, a: str, b: str, factor: float = 1.0):
-    """Does ``calls(a) < factor·calls(b)`` hold at every (problem, ε)?  (mean over seeds; a
-    cell that ``a`` does not reach in every seed fails)."""
-    ok, parts = True, []
-    for problem in problems:
-        for e in eps_of(problem):
-            sa, sb = (_cell_stats(cells, m, problem, 0.0, e) for m in (a, b))
-            if sa is None or sb is None:
-                continue
-            good = sa["reached"] == sa["n"] and (
-                sa["mean"] <= factor * sb["mean"] if factor != 1.0 else sa["mean"] < sb["mean"])
-            ok &= good
-            parts.append(f"{problem} ε={e:g}: {a} {_fmt(sa)} vs {b} {_fmt(sb)}"
-                         f"{'' if good else ' ✗'}")
-    return ok, "; ".join(parts)
-
-
 def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    cells = _selected(results)
-    methods = [m for m in METHODS if any(k[0] == m for k in cells)]
-    settings = sorted({(k[1], k[2]) for k in cells}, key=lambda t: (PROBLEMS.index(t[0]), t[1]))
+    picks = _selected(results)
+    methods = [m for m in METHODS if any(k[0] == m for k in picks)]
+    settings = sorted({(k[1], k[2]) for k in picks}, key=lambda t: (PROBLEMS.index(t[0]), t[1]))
 
     rows = []
     for problem, sigma in settings:
-        eps = sorted({k[3] for k in cells if k[1:3] == (problem, sigma)}, reverse=True)
+        eps = sorted({k[3] for k in picks if k[1:3] == (problem, sigma)}, reverse=True)
         for method in methods:
-            stats = [_cell_stats(cells, method, problem, sigma, e) for e in eps]
+            stats = [_cell_stats(picks, method, problem, sigma, e) for e in eps]
             if all(st is None for st in stats):  # method not run in this setting
                 continue
-            rows.append([problem, f"{sigma:g}", LABEL[method], *map(_fmt, stats)])
+            rows.append([problem, f"{sigma:g}", LABEL[method],
+                         *(_fmt(st) + _fmt_best(st) for st in stats)])
     width = max(len(cfg.eps), len(cfg.eps_noisy))
     tables = [Table(
-        title="Gradient calls to reach ‖∇F‖ ≤ ε (best grid point per seed and ε; mean ± 95% CI "
-              "over seeds); columns are the ε of that row's setting, largest first",
+        title="Gradient calls to reach ‖∇F‖ ≤ ε (mean ± 95% CI over seeds) at the grid point "
+              "tune() picks per (method, problem, σ, ε): fewest mean calls, budget where not "
+              "reached; '@ v' is that step (η·L̂₁, γ, or step/D), '(edge)' an end of its grid; "
+              "columns are the ε of that row's setting, largest first",
         columns=["problem", "σ", "method", *[f"ε #{i + 1}" for i in range(width)]],
         rows=[r + [""] * (3 + width - len(r)) for r in rows])]
     eps_table = [[problem, f"{sigma:g}", ", ".join(f"{e:g}" for e in sorted(
-        {k[3] for k in cells if k[1:3] == (problem, sigma)}, reverse=True))]
+        {k[3] for k in picks if k[1:3] == (problem, sigma)}, reverse=True))]
         for problem, sigma in settings]
     tables.append(Table(title="ε targets per setting", columns=["problem", "σ", "ε #1, #2, …"],
                         rows=eps_table))
-    figures = [_plot(cells, settings, methods, outdir / "calls_vs_eps.png")]
+    figures = [_plot(picks, settings, methods, outdir / "calls_vs_eps.png")]
 
     det_problems = [p for p, s in settings if s == 0.0]
 
     def det_eps(problem):
-        return sorted({k[3] for k in cells if k[1:3] == (problem, 0.0)}, reverse=True)
+        return sorted({k[3] for k in picks if k[1:3] == (problem, 0.0)}, reverse=True)
 
     claims = []
+    ratio = math.log(cfg.min_call_ratio)
+
+    def fewer(a, b):
+        return superior(a, b, min_effect=ratio, direction="less", log_ratio=True)
+
     if {"odog", "cmo23"} <= set(methods):
-        ok, ev = _compare(cells, det_problems, det_eps, "odog", "cmo23")
-        claims.append(Claim(
-            text="(1) ODOG needs fewer gradient calls than CMO23's double-loop O2NC (fixed-point "
-                 f"hints, {cfg.inner_steps} inner iterations) at every ε (deterministic).",
-            evidence=ev, held=ok))
+        cells, ev = _compare(picks, det_problems, det_eps, "odog", "cmo23", fewer)
+        if cells:
+            claims.append(Claim(
+                text="(1) ODOG needs fewer gradient calls than CMO23's double-loop O2NC "
+                     f"(fixed-point hints, {cfg.inner_steps} inner iterations) at every ε "
+                     f"(deterministic): by more than a factor {cfg.min_call_ratio:g} (paired "
+                     "log-ratio CI, each method at its tuned step).",
+                evidence="; ".join(ev), verdict=all_of(cells)))
     if {"odog", "naive_hint", "ogd"} <= set(methods):
-        ok1, ev1 = _compare(cells, det_problems, det_eps, "odog", "naive_hint")
-        ok2, ev2 = _compare(cells, det_problems, det_eps, "odog", "ogd")
-        claims.append(Claim(
-            text="(2) ODOG needs fewer gradient calls than O2NC with the naive hint "
-                 "h_n = g_{n−1} and than O2NC with plain projected OGD, at every ε "
-                 "(deterministic).", evidence=ev1 + " | " + ev2, held=ok1 and ok2))
+        c1, ev1 = _compare(picks, det_problems, det_eps, "odog", "naive_hint", fewer)
+        c2, ev2 = _compare(picks, det_problems, det_eps, "odog", "ogd", fewer)
+        if c1 or c2:
+            claims.append(Claim(
+                text="(2) ODOG needs fewer gradient calls than O2NC with the naive hint "
+                     "h_n = g_{n−1} and than O2NC with plain projected OGD, at every ε "
+                     f"(deterministic): by more than a factor {cfg.min_call_ratio:g} (paired "
+                     "log-ratio CI, each method at its tuned step).",
+                evidence="; ".join(ev1) + " | " + "; ".join(ev2),
+                verdict=all_of({**c1, **c2})))
     noisy = [(p, s) for p, s in settings if s > 0]
     if noisy and {"odog", "gd"} <= set(methods):
-        ok, parts = True, []
+        cells, parts = {}, []
         for problem, sigma in noisy:
-            eps = sorted({k[3] for k in cells if k[1:3] == (problem, sigma)}, reverse=True)
-            stats = {m: [(e, _cell_stats(cells, m, problem, sigma, e)) for e in eps]
+            eps = sorted({k[3] for k in picks if k[1:3] == (problem, sigma)}, reverse=True)
+            stats = {m: [(e, _cell_stats(picks, m, problem, sigma, e)) for e in eps]
                      for m in ("odog", "gd")}
-            converged = all(st["reached"] == st["n"] for _, st in stats["odog"])
-            slopes = {m: _slope([(e, st["mean"]) for e, st in stats[m]
-                                 if st["reached"] == st["n"]]) for m in stats}
-            shallower = (slopes["odog"] is not None and slopes["gd"] is not None
-                         and slopes["odog"] > slopes["gd"])
-            ok &= converged and shallower
-            fmt_s = {m: "n/a" if v is None else f"{v:.2f}" for m, v in slopes.items()}
+            reached = [float(r) for e in eps if (p := picks.get(("odog", problem, sigma, e)))
+                       for r in p.reached.values()]
+            where = f"{problem} σ={sigma:g}"
+            tuned = {m: [p.tuned for e in eps if (p := picks.get((m, problem, sigma, e)))]
+                     for m in ("odog", "gd")}
+            # whether ODOG reaches ε rests on its tuned η: guarded like every comparison
+            cells[f"{where}: ODOG reaches every ε in every seed"] = guard(
+                bound_holds(reached, 1.0, side="ge"), *tuned["odog"])
+            so, sg = _paired(_seed_slopes(picks, "odog", problem, sigma, eps),
+                             _seed_slopes(picks, "gd", problem, sigma, eps))
+            if so:
+                sv = superior(so, sg, min_effect=cfg.min_slope_gap, direction="greater")
+            else:
+                sv = _undecided("no seed where ODOG and SGD both reach two ε: no slopes to "
+                                "compare")
+            cells[f"{where}: slope ODOG − slope SGD"] = guard(sv, *tuned["odog"], *tuned["gd"])
+            fmt_s = {m: ", ".join(f"{v:.2f}" for v in d.values()) or "n/a"
+                     for m, d in (("odog", so), ("gd", sg))}
             parts.append(
-                f"{problem} σ={sigma:g}: ODOG reached every ε in every seed: {converged} ("
-                + ", ".join(f"ε={e:g}: {_fmt(st)}" for e, st in stats["odog"])
-                + f"); log-log slope ODOG {fmt_s['odog']} vs SGD {fmt_s['gd']} (SGD "
-                + ", ".join(f"ε={e:g}: {_fmt(st)}" for e, st in stats["gd"]) + ")")
+                f"{where}: ODOG ("
+                + ", ".join(f"ε={e:g}: {_fmt(st)}{_fmt_best(st)}" for e, st in stats["odog"])
+                + f"); per-seed log-log slope ODOG [{fmt_s['odog']}] vs SGD [{fmt_s['gd']}] "
+                + "(SGD " + ", ".join(f"ε={e:g}: {_fmt(st)}{_fmt_best(st)}"
+                                       for e, st in stats["gd"]) + ")")
         claims.append(Claim(
             text="(3) With Gaussian gradient noise the unchanged ODOG code path (no option "
-                 "changed, radius scaled as for every O2NC method) reaches every ε, and its "
-                 "calls-vs-ε log-log slope is shallower than SGD's (theory −3.5 vs −4; "
-                 "qualitative).", evidence="; ".join(parts), held=ok))
+                 "changed, radius scaled as for every O2NC method) reaches every ε in every "
+                 "seed, and its calls-vs-ε log-log slope is shallower than SGD's by more than "
+                 f"{cfg.min_slope_gap:g} (paired per-seed slopes; theory −3.5 vs −4; "
+                 "qualitative).", evidence="; ".join(parts), verdict=all_of(cells)))
     if {"odog", "odog_adaptive"} <= set(methods):
-        ok, ev = _compare(cells, det_problems, det_eps, "odog_adaptive", "odog", factor=2.0)
-        claims.append(Claim(
-            text="(4) ODOG with the adaptive step of §4 (γ grid, α = 1e-8, accumulator reset "
-                 "every episode) needs at most 2× the calls of tuned-η ODOG at every ε "
-                 "(deterministic).", evidence=ev, held=ok))
+        margin = math.log(cfg.adaptive_factor)
+        cells, ev = _compare(
+            picks, det_problems, det_eps, "odog_adaptive", "odog",
+            lambda a, b: noninferior(a, b, margin=margin, direction="less", log_ratio=True))
+        if cells:
+            claims.append(Claim(
+                text="(4) ODOG with the adaptive step of §4 (γ grid, α = 1e-8, accumulator "
+                     f"reset every episode) needs at most {cfg.adaptive_factor:g}× the calls of "
+                     "tuned-η ODOG at every ε (deterministic; non-inferiority of the paired "
+                     "log-ratio).", evidence="; ".join(ev), verdict=all_of(cells)))
 
     notes = [
         "The paper has NO experiments (pure complexity theory); these four claims are the brief's "
         "proposed small-scale checks of its complexity table, not numbers from the paper.",
-        "Selection rule (identical for every method): for each (method, problem, σ, seed, ε) "
-        "the grid point with the fewest gradient calls to reach ε. Cells not reached by some "
-        "seed show '≥' and count the budget; a claim fails where ODOG itself is not reached.",
+        "Selection rule (identical for every method): for each (method, problem, σ, ε) the "
+        "grid point with the fewest mean gradient calls over seeds (verdicts.tune; a seed not "
+        "reaching ε counts the budget). Cells not reached by some seed show '≥'. A comparison "
+        "whose tuned step sits on its grid's edge is inconclusive (grid edge; no end is a hard "
+        "limit: η = 1/L̂₁ already exceeds the theory's √(2/5)/L₁ and L̂₁ is only an estimate); "
+        "one that rests on a budget value where it would need the true count is inconclusive "
+        "(censored).",
         f"Grids (fixed before running): O2NC η ∈ {list(cfg.eta_scales)}/L̂₁ with D = "
         f"{cfg.radius_robust} (robust) / {cfg.radius_mlp} (MLP), ×{cfg.radius_noisy_scale} with "
         f"noise, × {list(cfg.radius_scales)} for every O2NC method, T = {cfg.episode}; "
@@ -532,7 +718,8 @@ def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:
         f"{list(cfg.noisy_methods)} (the quick preset keeps only the claim-3 pair to fit its "
         "60 s budget; the MLP is run without noise to keep the full preset under an hour).",
         "D and T are fixed per problem, not set to the theory's ε-dependent values "
-        "(D ∝ ε^{3/4}); the slope claim (3) is therefore only qualitative.",
+        "(D ∝ ε^{3/4}); the slope claim (3) is therefore only qualitative. (Issue 18 names this "
+        "fixed D as a setup defect; it is left to the optim audit, not changed here.)",
     ]
     return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
 
