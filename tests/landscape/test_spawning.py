@@ -45,7 +45,33 @@ def test_vanishing_epoch_needs_every_later_k_below_the_level():
     assert list(by_k) == [0, 2, 5, 10, 20]
     assert eb._vanish_k(by_k, "loss_barrier", eb.SPAWN_LOSS_LEVEL) == 10.0
     assert eb._vanish_k(by_k, "trace_barrier", eb.SPAWN_TRACE_LEVEL) == math.inf
-    claim = eb._spawn_claim(by_k)
-    assert claim.held and "k*(loss) = 10" in claim.evidence
-    flipped = eb._spawn_by_k(_results({0: [(1.0, 0.0)], 1: [(0.0, 0.0)]}))
-    assert not eb._spawn_claim(flipped).held  # the trace barrier vanishes first (k = 0 < 1)
+
+
+CFG = eb.PRESETS["quick"]
+
+
+def test_spawn_claim_needs_a_k_where_the_loss_barrier_is_gone_and_the_trace_barrier_is_not():
+    held = eb._spawn_by_k(_results({
+        0: [(1.0, 0.5), (0.8, 0.6), (0.9, 0.55)],
+        2: [(0.0, 0.5), (0.0, 0.52), (0.0, 0.48)],   # loss gone, trace excess ~50 %
+        10: [(0.0, 0.0), (0.0, 0.01), (0.0, -0.01)],
+    }))
+    claim = eb._spawn_claim(held, CFG)
+    assert claim.status == "held" and claim.verdict.test == "at_least"
+    assert "k*(loss) = 2" in claim.evidence
+    # the trace barrier vanishes first (k = 0) and the loss barrier never: not held
+    flipped = eb._spawn_by_k(_results({0: [(1.0, 0.0), (0.9, 0.01), (1.1, -0.01)],
+                                       1: [(0.8, 0.0), (0.9, 0.0), (1.0, 0.01)]}))
+    assert eb._spawn_claim(flipped, CFG).status == "not held"
+
+
+def test_spawn_claim_is_not_held_on_a_mean_below_the_level_with_a_wide_spread():
+    # The old rule (mean loss barrier 0.04 ≤ 0.05 at k = 2 and after, trace mean 0.3) held this;
+    # the loss barrier's CI straddles its level, so it is not evidence of vanishing.
+    by_k = eb._spawn_by_k(_results({
+        0: [(1.0, 0.3), (0.9, 0.3), (1.1, 0.3)],
+        2: [(0.0, 0.3), (0.12, 0.31), (0.0, 0.29)],
+        5: [(0.0, 0.3), (0.1, 0.3), (0.02, 0.3)],
+    }))
+    assert eb._vanish_k(by_k, "loss_barrier", eb.SPAWN_LOSS_LEVEL) == 2.0
+    assert eb._spawn_claim(by_k, CFG).status != "held"

@@ -771,9 +771,20 @@ def censored(verdict: Verdict, *, a_censored: bool, b_censored: bool, why: str =
     return verdict
 
 
+def downgrade(verdict: Verdict, why: str) -> Verdict:
+    """These data cannot decide ``verdict`` (a grid too coarse to place a threshold, a target
+    no seed reached): *inconclusive*, with ``why`` and what the test alone said recorded."""
+    if not why:
+        raise ValueError("why: expected a reason, got an empty string")
+    return replace(verdict, verdict=INCONCLUSIVE, reason=f"not decidable here: {why}",
+                   guards=(*verdict.guards, f"would be {verdict.verdict}: {verdict.reason}"))
+
+
 def not_acting(verdict: Verdict, why: str) -> Verdict:
     """The method cannot act in this setup (the effect it relies on is absent): the claim is
     *inconclusive* whatever the comparison says, with ``why`` recorded."""
+    if not why:
+        raise ValueError("why: expected a reason, got an empty string")
     return replace(verdict, verdict=INCONCLUSIVE,
                    reason=f"the method does not act here: {why}",
                    guards=(*verdict.guards, f"would be {verdict.verdict}: {verdict.reason}"))

@@ -35,6 +35,53 @@ ResNet/ViT/BERT fine-tuning; experiment (4) is the reduced form of the paper's R
 regression sparsity study; the sparse classification (k = 80) and Hessian-eigenvalue studies are
 not reproduced.
 
+Verdicts (issue 18).  Every claim is decided by a named test of
+:mod:`optzoo.experiment.verdicts`, paired by seed (every experiment draws its problem from the
+seed, so the cells of a seed share it).  Escape comparisons are per (depth, init, scale) cell.
+A *censored* comparison -- every run of both sides at the budget (escape steps) or at 0 % /
+100 % escaped in every run (fractions) -- cannot show an order that lies beyond the budget:
+that cell is *inconclusive* (``not_acting``), except in the slow-start claim, whose text names
+the loss at the budget as the tie-break.  Rules that changed (old → new):
+
+* escape order (q): means ordered with ``≤`` (a tie at the budget passed) → paired log-ratio
+  ``superior`` per consecutive q pair with ``min_escape_ratio``; censored pairs inconclusive.
+* gap grows with depth: "both 0 %" counted as consistent → paired ``superior`` of the escaped
+  fraction (shallowest − deepest) per q > 1 with ``min_effect_frac``; saturated pairs
+  inconclusive; SignGD "every run" is an exact count (``bound_holds``).
+* large lr rescues GD: fraction ``>`` → paired ``superior`` with ``min_effect_frac``.
+* GD blow-up (full only): ratio of means ``> 2×`` → paired log-ratio ``superior`` of the
+  per-seed ratios with ``min_effect = log blowup_factor``.
+* slow start: mean steps (ties broken by mean loss) → paired ``superior`` on steps (log ratio)
+  or, where both depths are censored, on the loss at the budget with ``min_effect_loss``.
+* mirror flow, balance, coupled "no law": unchanged worst-case rules, now ``bound_holds``.
+* sparsity vs depth: comparisons of means with no CI → paired ``superior`` with
+  ``min_effect_nnz``; coupled "at least as sparse" → ``noninferior`` with ``margin_nnz``, or
+  collapsed in most runs (``within``), combined with Holm's ``any_of``.
+* fine-tuning (**the defect named in issue 18**): "paired CI of Adam − tuned SGD reaches ≥ 0"
+  passed whenever the variance was large → ``noninferior`` with the fixed ``ft_margin``; the
+  stall part ("≥ 10 points") → ``superior`` with ``ft_min_stall``; the SGD lr is picked by
+  ``tune`` and the comparison is ``guard``-ed (grid edge).  The tuning budgets are unequal by
+  the claim's design (Adam at one fixed small lr against SGD tuned on a grid -- the paper's
+  table); the difference favours the baseline, so that guard is not applied
+  (``equal_budget=False``) and the budgets are recorded.
+
+Verdict margins (preset fields, the same in every preset, fixed before results were seen):
+
+* ``min_escape_ratio = 1.2``: "escapes faster" needs ≥ 20 % fewer steps; smaller gaps are of
+  the size of the escape threshold's discretisation (10 % of the initial loss, one step of lr).
+* ``min_effect_frac = 0.2``: a change of the escaped fraction counts from 20 points (at 3-5
+  seeds, one run).
+* ``min_effect_loss = 0.05``: a difference of the loss at the budget counts from 5 % of the
+  initial loss (half the 10 % escape threshold).
+* ``blowup_factor = 2.0``: the claim's own "more than twice SignGD's ratio".
+* ``mirror_tol = balance_tol = 0.05``, ``no_law = 0.2``: the brief's "< 5 %" and the module's
+  "no such law = above 20 %" (unchanged thresholds).
+* ``min_effect_nnz = margin_nnz = 1.0``: one effective nonzero, a third of the 3-sparse
+  target's support -- less is not a difference in sparsity.
+* ``ft_min_stall = 10.0``: the claim's "at least 10 accuracy points".
+* ``ft_margin = 1.0``: one accuracy point; the paper's Adam-over-tuned-SGD gaps are 0.2-1.6
+  points on CIFAR-10 / MRPC, so a deficit above one point would reverse its table.
+
 Read top to bottom: config and presets, trial expansion, one trial per experiment, summary.
 """
 
@@ -63,6 +110,20 @@ from optzoo.experiment import (
     aggregate,
     fmt_ci,
     mean_ci,
+)
+from optzoo.experiment.verdicts import (
+    Verdict,
+    all_of,
+    any_of,
+    bound_holds,
+    by_seed,
+    downgrade,
+    guard,
+    noninferior,
+    not_acting,
+    superior,
+    tune,
+    within,
 )
 from optzoo.optim.mirror_flow import DeepDiagonal, HadamardProduct, integrate_mirror_flow
 from optzoo.optim.steepest_descent import SignSGD, SteepestDescent
@@ -102,6 +163,9 @@ class SteepestConfig(Preset):
         ft_heads: ``"zero_head"`` / ``"adapter"`` (empty: skip).
         ft_epochs: fine-tuning epochs; ft_small_lr: the small lr; ft_sgd_grid: SGD lr grid.
         ft_pretrain_steps: full-batch Adam steps of the pretraining.
+        min_escape_ratio, min_effect_frac, min_effect_loss, blowup_factor, mirror_tol,
+        balance_tol, no_law, min_effect_nnz, margin_nnz, ft_min_stall, ft_margin: the verdict
+            margins (module docstring, "Verdict margins"); not part of any trial.
     """
 
     seeds: int = 3
@@ -131,6 +195,17 @@ class SteepestConfig(Preset):
     ft_small_lr: float = 1e-3
     ft_sgd_grid: tuple[float, ...] = (1e-2, 3e-2, 1e-1, 3e-1, 1.0)
     ft_pretrain_steps: int = 300
+    min_escape_ratio: float = 1.2
+    min_effect_frac: float = 0.2
+    min_effect_loss: float = 0.05
+    blowup_factor: float = 2.0
+    mirror_tol: float = MIRROR_TOL
+    balance_tol: float = BALANCE_TOL
+    no_law: float = NO_LAW
+    min_effect_nnz: float = 1.0
+    margin_nnz: float = 1.0
+    ft_min_stall: float = 10.0
+    ft_margin: float = 1.0
 
     def validate(self) -> None:
         super().validate()
@@ -156,6 +231,13 @@ class SteepestConfig(Preset):
         for name in ("large_lr", "balance_alpha", "sparsity_alpha"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: expected >= 0, got {getattr(self, name)}")
+        for name in ("min_effect_frac", "min_effect_loss", "mirror_tol", "balance_tol",
+                     "no_law", "min_effect_nnz", "margin_nnz", "ft_min_stall", "ft_margin"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
+        for name in ("min_escape_ratio", "blowup_factor"):
+            if not getattr(self, name) > 1:
+                raise ConfigError(f"{name}: expected > 1, got {getattr(self, name)}")
         if any(h not in ("zero_head", "adapter") for h in self.ft_heads):
             raise ConfigError(f"ft_heads: expected 'zero_head'/'adapter', got {self.ft_heads}")
 
@@ -510,6 +592,44 @@ def _select(results: list[Result], problem: str, method: str | None = None,
             and all(r.trial.params.get(k) == v for k, v in params.items())]
 
 
+def _censored(rs: list[Result]) -> bool:
+    """Every run censored at the budget (none escaped)."""
+    return bool(rs) and not any(r.metrics.get("escaped") for r in rs)
+
+
+def _saturated(rs: list[Result]) -> bool:
+    """The escaped fraction at a bound: no run or every run escaped."""
+    esc = [bool(r.metrics.get("escaped")) for r in rs]
+    return bool(esc) and (not any(esc) or all(esc))
+
+
+def _paired(a: dict, b: dict) -> tuple[dict, dict]:
+    """The seeds both sides have (a diverged run has no loss at the budget)."""
+    common = [k for k in a if k in b]
+    return {k: a[k] for k in common}, {k: b[k] for k in common}
+
+
+def _escapes_later(faster: list[Result], slower: list[Result], cfg: SteepestConfig,
+                   censored: str) -> Verdict:
+    """``slower`` escapes later than ``faster`` (paired by seed).
+
+    Escape steps as a log ratio with ``min_escape_ratio``; where every run of both sides is
+    censored at the budget the order is beyond the budget: ``censored="inconclusive"`` makes
+    the cell inconclusive, ``censored="loss"`` compares the loss at the budget instead (the
+    slow-start claim's own tie-break) with ``min_effect_loss``.
+    """
+    if _censored(faster) and _censored(slower):
+        if censored == "loss":
+            b, a = _paired(by_seed(slower, "final_rel_loss"), by_seed(faster, "final_rel_loss"))
+            return superior(b, a, min_effect=cfg.min_effect_loss)
+        v = superior(by_seed(slower, "escape_steps"), by_seed(faster, "escape_steps"),
+                     min_effect=math.log(cfg.min_escape_ratio), log_ratio=True)
+        return downgrade(v, "every run of both sides is censored at the budget "
+                             f"({cfg.escape_budget} steps): their order lies beyond it")
+    return superior(by_seed(slower, "escape_steps"), by_seed(faster, "escape_steps"),
+                    min_effect=math.log(cfg.min_escape_ratio), log_ratio=True)
+
+
 def _escape_claims(results: list[Result], cfg: SteepestConfig) -> list[Claim]:
     claims: list[Claim] = []
     rs = _select(results, "escape")
@@ -518,87 +638,109 @@ def _escape_claims(results: list[Result], cfg: SteepestConfig) -> list[Claim]:
     depths = sorted({int(r.trial.params["L"]) for r in rs})
     qs = sorted({float(r.trial.params["q"]) for r in rs if r.trial.method != "gd_large"})
     small = [r for r in rs if r.trial.method != "gd_large"]
-    mean = {(L, q): _mean([r for r in small if r.trial.params["L"] == L
-                           and r.trial.params["q"] == q], "escape_steps")
-            for L in depths for q in qs}
-    frac = {(L, q): _mean([r for r in small if r.trial.params["L"] == L
-                           and r.trial.params["q"] == q], "escaped")
-            for L in depths for q in qs}
+    inits = sorted({(r.trial.params["init"], float(r.trial.params["scale"])) for r in small})
+
+    def sel(L, q, init=None, scale=None):
+        return [r for r in small if r.trial.params["L"] == L and r.trial.params["q"] == q
+                and (init is None or r.trial.params["init"] == init)
+                and (scale is None or float(r.trial.params["scale"]) == scale)]
+
+    mean = {(L, q): _mean(sel(L, q), "escape_steps") for L in depths for q in qs}
+    frac = {(L, q): _mean(sel(L, q), "escaped") for L in depths for q in qs}
     budget = cfg.escape_budget
     if len(qs) >= 2:
-        ordered = all(mean[(L, qs[0])] < mean[(L, qs[-1])]
-                      and all(mean[(L, a)] <= mean[(L, b)] for a, b in itertools.pairwise(qs))
-                      for L in depths)
+        cells = {f"L={L} {init} {scale:g}: q={a:g} before q={b:g}":
+                 _escapes_later(sel(L, a, init, scale), sel(L, b, init, scale), cfg,
+                                "inconclusive")
+                 for L in depths for init, scale in inits
+                 for a, b in itertools.pairwise(qs)}
         claims.append(Claim(
-            text="Steeper descent escapes the saddle faster at the same small lr: mean escape "
-                 "steps (loss < 10 % of initial; censored at the budget) increase with q, "
-                 "SignGD (q = 1) fastest, at every depth.",
+            text="Steeper descent escapes the saddle faster at the same small lr: escape steps "
+                 "(loss < 10 % of initial) increase with q, SignGD (q = 1) fastest, at every "
+                 f"depth and init (each consecutive q pair ≥ {cfg.min_escape_ratio:g}× apart, "
+                 "paired by seed; a pair censored at the budget on both sides is "
+                 "inconclusive).",
             evidence="; ".join(f"L={L}: " + ", ".join(
                 f"q={q:g} {mean[(L, q)]:.0f} ({frac[(L, q)]:.0%} escaped)" for q in qs)
                 for L in depths) + f" (budget {budget}, lr {cfg.escape_lr:g})",
-            held=bool(ordered)))
+            verdict=all_of(cells)))
         if len(depths) >= 2:
             lo, hi = depths[0], depths[-1]
-            steep_all = all(frac[(L, qs[0])] == 1.0 for L in depths)
-            slower = qs[1:]
-            gap_grows = all(frac[(hi, q)] < frac[(lo, q)] or (frac[(hi, q)] == 0.0
-                                                             and frac[(lo, q)] == 0.0)
-                            for q in slower) and any(frac[(hi, q)] < frac[(lo, q)]
-                                                     for q in slower)
+            steep = [float(bool(r.metrics.get("escaped"))) for L in depths for r in sel(L, qs[0])]
+            cells = {f"q={qs[0]:g} escapes in every run": bound_holds(steep, 1.0, side="ge")}
+            for q in qs[1:]:
+                for init, scale in inits:
+                    a, b = sel(lo, q, init, scale), sel(hi, q, init, scale)
+                    v = superior(by_seed(a, "escaped"), by_seed(b, "escaped"),
+                                 min_effect=cfg.min_effect_frac)
+                    if _saturated(a) and _saturated(b) and _mean(a, "escaped") == _mean(
+                            b, "escaped"):
+                        v = downgrade(v, f"the escaped fraction is {_mean(a, 'escaped'):.0%} "
+                                          f"at both L = {lo} and L = {hi}: saturated within the "
+                                          "budget, it cannot show the gap")
+                    cells[f"q={q:g} {init} {scale:g}: L={lo} escapes more than L={hi}"] = v
             claims.append(Claim(
                 text="The gap grows with depth: the fraction of runs escaping within the "
-                     "budget falls from the shallowest to the deepest model for q > 1, while "
-                     "SignGD (q = 1) escapes in every run at every depth.",
+                     f"budget falls by ≥ {cfg.min_effect_frac:.0%} from the shallowest to the "
+                     "deepest model for q > 1 (every init), while SignGD (q = 1) escapes in "
+                     "every run at every depth.",
                 evidence="; ".join(f"q={q:g}: " + ", ".join(
                     f"L={L} {frac[(L, q)]:.0%}" for L in depths) for q in qs),
-                held=bool(steep_all and gap_grows)))
+                verdict=all_of(cells)))
     # GD blow-up as the init scale shrinks, and the large-lr rescue.
-    inits = sorted({(r.trial.params["init"], float(r.trial.params["scale"])) for r in small})
     if 2.0 in qs and 1.0 in qs:
-        rows = []
-        blow = True
+        rows, cells = [], {}
         for init in sorted({i for i, _ in inits}):
             scales = sorted(s for i, s in inits if i == init)
             if len(scales) < 2:
                 continue
             for L in depths:
-                def m(q, s, L=L, init=init):
-                    return _mean([r for r in small if r.trial.params["L"] == L
-                                  and r.trial.params["q"] == q
-                                  and r.trial.params["init"] == init
-                                  and float(r.trial.params["scale"]) == s], "escape_steps")
-                gd = m(2.0, scales[0]) / m(2.0, scales[-1])
-                sg = m(1.0, scales[0]) / m(1.0, scales[-1])
-                rows.append(f"{init} L={L}: GD x{gd:.2f} (lower bound if censored), "
-                            f"SignGD x{sg:.2f}")
-                blow &= gd > 2.0 * sg
+                def ratios(q, L=L, init=init, scales=scales):
+                    lo_s = by_seed(sel(L, q, init, scales[0]), "escape_steps")
+                    hi_s = by_seed(sel(L, q, init, scales[-1]), "escape_steps")
+                    return {k: lo_s[k] / hi_s[k] for k in lo_s if k in hi_s}
+                gd, sg = _paired(ratios(2.0), ratios(1.0))
+                v = superior(gd, sg, min_effect=math.log(cfg.blowup_factor), log_ratio=True)
+                if _censored(sel(L, 2.0, init, scales[0])) and _censored(
+                        sel(L, 2.0, init, scales[-1])):
+                    v = downgrade(v, "GD is censored at the budget at both scales: its "
+                                      "ratio is 1 by censoring, not by measurement")
+                cells[f"{init} L={L}"] = v
+                rows.append(f"{init} L={L}: GD x{np.mean(list(gd.values())):.2f} (lower bound "
+                            f"if censored), SignGD x{np.mean(list(sg.values())):.2f}")
         if rows:
             claims.append(Claim(
-                text="GD's escape time blows up as the init scale λ, α₀ shrinks (ratio of mean "
-                     "escape steps smallest/largest scale more than twice SignGD's ratio).",
-                evidence="; ".join(rows), held=bool(blow)))
+                text="GD's escape time blows up as the init scale λ, α₀ shrinks (ratio of "
+                     "escape steps smallest/largest scale more than "
+                     f"{cfg.blowup_factor:g}× SignGD's ratio, paired by seed).",
+                evidence="; ".join(rows), verdict=all_of(cells)))
     large = [r for r in rs if r.trial.method == "gd_large"]
     if large:
         s_min = min(float(r.trial.params["scale"]) for r in large)
-        parts, held = [], True
+        parts, cells = [], {}
         for L in depths:
             lg = [r for r in large if r.trial.params["L"] == L]
-            sm = [r for r in small if r.trial.params["L"] == L and r.trial.params["q"] == 2.0
-                  and r.trial.params["init"] == "saddle"
-                  and float(r.trial.params["scale"]) == s_min]
-            sg = [r for r in small if r.trial.params["L"] == L and r.trial.params["q"] == 1.0
-                  and r.trial.params["init"] == "saddle"
-                  and float(r.trial.params["scale"]) == s_min]
+            sm = sel(L, 2.0, "saddle", s_min)
+            sg = sel(L, 1.0, "saddle", s_min)
             parts.append(f"L={L}: GD lr {cfg.escape_lr:g} {_mean(sm, 'escaped'):.0%} escaped, "
                          f"GD lr {cfg.large_lr:g} {_mean(lg, 'escaped'):.0%} "
                          f"({_ci(lg, 'escape_steps')} steps), SignGD lr {cfg.escape_lr:g} "
                          f"{_mean(sg, 'escaped'):.0%} ({_ci(sg, 'escape_steps')} steps)")
-            held &= _mean(lg, "escaped") > _mean(sm, "escaped") if sm else True
-        claims.append(Claim(
-            text=f"Only a much larger lr rescues GD: at the saddle init λ = {s_min:g}, GD at lr "
-                 f"{cfg.large_lr:g} ({cfg.large_lr / cfg.escape_lr:.0f}x) escapes in more runs "
-                 "than GD at the small lr, at every depth.",
-            evidence="; ".join(parts), held=bool(held)))
+            if not sm:
+                continue
+            v = superior(by_seed(lg, "escaped"), by_seed(sm, "escaped"),
+                         min_effect=cfg.min_effect_frac)
+            if all(r.metrics.get("escaped") for r in sm):
+                v = not_acting(v, f"GD at the small lr already escapes in every run at L = {L}: "
+                                  "nothing to rescue")
+            cells[f"L={L}"] = v
+        if cells:
+            claims.append(Claim(
+                text=f"Only a much larger lr rescues GD: at the saddle init λ = {s_min:g}, GD at "
+                     f"lr {cfg.large_lr:g} ({cfg.large_lr / cfg.escape_lr:.0f}x) escapes in at "
+                     f"least {cfg.min_effect_frac:.0%} more runs than GD at the small lr, at "
+                     "every depth.",
+                evidence="; ".join(parts), verdict=all_of(cells)))
     # Slow start of GD for L >= 3 (m > 1): balanced init, GD slower at L = 3 than L = 2.
     bal = [r for r in small if r.trial.params["init"] == "balanced" and r.trial.params["q"] == 2.0]
     deep = [L for L in depths if L >= 3]
@@ -609,16 +751,18 @@ def _escape_claims(results: list[Result], cfg: SteepestConfig) -> list[Claim]:
         md = {L: at(L, "escape_steps") for L in deep}
         ld = {L: at(L, "final_rel_loss") for L in deep}
         fr = {L: at(L, "escaped") for L in deep}
-        # Both censored at the budget: the later escape is the one with less progress.
-        later = all(md[L] > m2 or (md[L] == m2 == budget and ld[L] > l2) for L in deep)
+        cells = {f"L={L} balanced {scale:g}": _escapes_later(
+                     sel(2, 2.0, "balanced", scale), sel(L, 2.0, "balanced", scale), cfg, "loss")
+                 for L in deep for init, scale in inits if init == "balanced"}
         claims.append(Claim(
             text="GD with L ≥ 3 (metric exponent m = 2(L-1)/L > 1) shows the predicted slow "
                  "start from a balanced small init: it escapes later than GD with L = 2 (m = 1) "
-                 "(if both are censored: its loss at the budget is higher).",
+                 f"(≥ {cfg.min_escape_ratio:g}× the steps; if both are censored: its loss at the "
+                 f"budget is higher by ≥ {cfg.min_effect_loss:g} of the initial loss).",
             evidence=f"balanced GD mean escape steps (loss/initial at the end): L=2 {m2:.0f} "
                      f"({l2:.3g}); " + ", ".join(
                          f"L={L} {md[L]:.0f} ({ld[L]:.3g}; {fr[L]:.0%} escaped)" for L in deep),
-            held=bool(later)))
+            verdict=all_of(cells)))
     return claims
 
 
@@ -668,7 +812,7 @@ def _figure_escape(results: list[Result], outdir: Path) -> Figure | None:
                                      "censored at the budget)")
 
 
-def _finetune_summary(results: list[Result], outdir: Path
+def _finetune_summary(results: list[Result], cfg: SteepestConfig, outdir: Path
                       ) -> tuple[list[Table], list[Figure], list[Claim]]:
     tables: list[Table] = []
     claims: list[Claim] = []
@@ -684,7 +828,9 @@ def _finetune_summary(results: list[Result], outdir: Path
                 grid.setdefault(float(r.trial.params["lr"]), []).append(r)
         if not grid:
             continue
-        best_lr = max(grid, key=lambda lr: _mean(grid[lr], "val_acc"))
+        tuned_sgd = tune(f"SGD lr ({problem})",
+                         {lr: _vals(v, "val_acc") for lr, v in grid.items()}, minimize=False)
+        best_lr = tuned_sgd.best
         cells = {"SGD (small lr)": _select(results, problem, "sgd"),
                  f"SGD (tuned, lr {best_lr:g})": grid[best_lr],
                  "Adam (small lr)": _select(results, problem, "adam"),
@@ -692,23 +838,30 @@ def _finetune_summary(results: list[Result], outdir: Path
         bars[problem] = {k: mean_ci(_vals(v, "val_acc")) for k, v in cells.items() if v}
         sgd, adam, tuned = (cells["SGD (small lr)"], cells["Adam (small lr)"], grid[best_lr])
         if sgd and adam:
-            a, s, t = _mean(adam, "val_acc"), _mean(sgd, "val_acc"), _mean(tuned, "val_acc")
-            # paired by seed: Adam - tuned SGD
-            by_seed = {r.trial.seed: float(r.metrics["val_acc"]) for r in tuned}
-            diffs = [float(r.metrics["val_acc"]) - by_seed[r.trial.seed] for r in adam
-                     if r.trial.seed in by_seed]
-            d_mean, d_half = mean_ci(diffs)
-            d_half = 0.0 if math.isnan(d_half) else d_half
+            adam_lr = tune(f"Adam lr ({problem}, fixed small lr)",
+                           {float(adam[0].trial.params["lr"]): _vals(adam, "val_acc")},
+                           minimize=False)
+            stall = superior(by_seed(adam, "val_acc"), by_seed(sgd, "val_acc"),
+                             min_effect=cfg.ft_min_stall)
+            # The claim compares Adam at one fixed small lr with SGD tuned on a grid (the
+            # paper's table): the unequal budget favours the baseline, so only the grid edge
+            # of the tuned SGD lr can undermine it.
+            keep_up = guard(noninferior(by_seed(adam, "val_acc"), by_seed(tuned, "val_acc"),
+                                        margin=cfg.ft_margin),
+                            tuned_sgd, adam_lr, equal_budget=False)
             claims.append(Claim(
                 text=f"Fine-tuning ({problem}): small-lr SGD stalls (Adam at the same small lr is "
-                     "at least 10 points better) and small-lr Adam is not worse than tuned "
-                     "large-lr SGD (paired 95% CI of Adam − tuned SGD reaches ≥ 0).",
+                     f"at least {cfg.ft_min_stall:g} points better) and small-lr Adam is not "
+                     f"worse than tuned large-lr SGD by more than {cfg.ft_margin:g} point(s) "
+                     "(paired by seed).",
                 evidence=f"val acc: SGD small {_ci(sgd, 'val_acc')}, Adam small "
                          f"{_ci(adam, 'val_acc')}, SignSGD small "
                          f"{_ci(cells['SignSGD (small lr)'], 'val_acc')}, SGD tuned (lr "
-                         f"{best_lr:g}) {_ci(tuned, 'val_acc')}; Adam − tuned = "
-                         f"{d_mean:.2f} ± {d_half:.2f}",
-                held=bool(a >= s + 10.0 and d_mean + d_half >= 0.0 and math.isfinite(t))))
+                         f"{best_lr:g} of {list(tuned_sgd.grid)}) {_ci(tuned, 'val_acc')}; "
+                         f"Adam − SGD small = {stall.effect:.2f}, Adam − tuned = "
+                         f"{keep_up.effect:.2f}",
+                verdict=all_of({"small-lr SGD stalls": stall,
+                                "Adam not worse than tuned SGD": keep_up})))
     figures: list[Figure] = []
     if bars:
         import matplotlib
@@ -770,7 +923,9 @@ def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summa
             evidence="worst max-over-time relative error over seeds: " + ", ".join(
                 f"{m} {v:.2%}" for m, v in worst.items()) + f" (lr {cfg.mirror_lr:g}, "
                 f"time {cfg.mirror_time:g})",
-            held=bool(all(v < MIRROR_TOL for v in worst.values()))))
+            verdict=all_of({m: bound_holds(_vals(_select(results, "mirror", m),
+                                                 "max_rel_error"), cfg.mirror_tol)
+                            for m in worst})))
 
     # (3) balance
     bal = _select(results, "balance")
@@ -783,7 +938,6 @@ def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summa
             v = _vals(_select(results, "balance", m), "max_law_deviation")
             return max(v) if v else math.nan
         law = {m: dev(m) for m in ("sign_decoupled", "gd_decoupled", "sign_no_wd", "gd_no_wd")}
-        held = all(v < BALANCE_TOL for v in law.values() if not math.isnan(v))
         claims.append(Claim(
             text="λ-L_p balance: with decoupled weight decay α, |u| − |v| decays like exp(−αt) "
                  "under sign descent and |u|² − |v|² like exp(−2αt) under GD (within 5 %); "
@@ -793,7 +947,9 @@ def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summa
                 f"{m} {_ci(_select(results, 'balance', m), 'fitted_rate')}"
                 for m in ("sign_decoupled", "gd_decoupled")) + f" (law: α = {cfg.balance_alpha:g}"
             f" for q = 1, 2α for q = 2)",
-            held=bool(held)))
+            verdict=all_of({m: bound_holds(_vals(_select(results, "balance", m),
+                                                 "max_law_deviation"), cfg.balance_tol)
+                            for m, v in law.items() if not math.isnan(v)})))
         cp = dev("sign_coupled")
         if not math.isnan(cp):
             claims.append(Claim(
@@ -803,8 +959,8 @@ def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summa
                          f"{min(_vals(_select(results, 'balance', 'sign_coupled'), 'max_law_deviation')):.3g}, "  # noqa: E501
                          f"fitted rate {_ci(_select(results, 'balance', 'sign_coupled'), 'fitted_rate')}"  # noqa: E501
                          f" vs α = {cfg.balance_alpha:g}",
-                held=bool(min(_vals(_select(results, "balance", "sign_coupled"),
-                                    "max_law_deviation")) > NO_LAW)))
+                verdict=bound_holds(_vals(_select(results, "balance", "sign_coupled"),
+                                          "max_law_deviation"), cfg.no_law, side="ge")))
 
     # (4) sparsity
     sp = _select(results, "sparsity")
@@ -814,39 +970,49 @@ def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summa
             title="(4) Sparsity vs depth (3-sparse target): effective nonzeros (‖x‖₁/‖x‖₂)²"))
         depths = sorted({int(r.trial.params["L"]) for r in sp})
 
-        def cell(m, L, metric):
-            return _mean(_select(results, "sparsity", m, L=L), metric)
+        def nnz(m, L):
+            return by_seed(_select(results, "sparsity", m, L=L), "eff_nnz")
         if len(depths) >= 2:
             lo, hi = depths[0], depths[-1]
-            dec_lo, dec_hi = cell("sign_decoupled", lo, "eff_nnz"), cell("sign_decoupled", hi,
-                                                                        "eff_nnz")
-            gd_lo = cell("gd_wd", lo, "eff_nnz")
+            cells = {f"sign+decoupled sparser at L={hi} than at L={lo}": superior(
+                nnz("sign_decoupled", lo), nnz("sign_decoupled", hi),
+                min_effect=cfg.min_effect_nnz)}
+            if nnz("gd_wd", lo):
+                cells[f"sign+decoupled denser than GD+WD at L={lo}"] = superior(
+                    nnz("sign_decoupled", lo), nnz("gd_wd", lo), min_effect=cfg.min_effect_nnz)
             claims.append(Claim(
                 text=f"Decoupled-WD sign descent needs depth for sparsity: its solution is "
                      f"sparser at L = {hi} than at L = {lo}, and at L = {lo} denser than GD + WD "
-                     f"(L_3/2 vs L1 bias, Table 1).",
+                     f"(L_3/2 vs L1 bias, Table 1), by ≥ {cfg.min_effect_nnz:g} effective "
+                     "nonzero(s), paired by seed.",
                 evidence=f"effective nnz: sign+decoupled L={lo} "
                          f"{_ci(_select(results, 'sparsity', 'sign_decoupled', L=lo), 'eff_nnz')}"
                          f", L={hi} "
                          f"{_ci(_select(results, 'sparsity', 'sign_decoupled', L=hi), 'eff_nnz')}"
                          f"; GD+WD L={lo} "
                          f"{_ci(_select(results, 'sparsity', 'gd_wd', L=lo), 'eff_nnz')}",
-                held=bool(dec_hi < dec_lo and dec_lo > gd_lo)))
+                verdict=all_of(cells)))
             mid = [L for L in depths if L > lo]
             L1 = mid[0]
             cpl = _select(results, "sparsity", "sign_coupled", L=L1)
             coll = _mean(cpl, "collapsed")
             claims.append(Claim(
                 text=f"Coupled WD sparsifies or collapses quickly with depth: already at L = {L1} "
-                     f"coupled-WD sign descent is collapsed or at least as sparse as "
-                     f"decoupled-WD sign descent at L = {hi}.",
+                     f"coupled-WD sign descent is collapsed (in most runs) or at least as sparse "
+                     f"as decoupled-WD sign descent at L = {hi} (within {cfg.margin_nnz:g} "
+                     "effective nonzero(s), paired by seed).",
                 evidence=f"sign+coupled L={L1}: effective nnz {_ci(cpl, 'eff_nnz')}, collapsed "
                          f"{coll:.0%}; sign+decoupled L={hi}: effective nnz "
                          f"{_ci(_select(results, 'sparsity', 'sign_decoupled', L=hi), 'eff_nnz')}",
-                held=bool(coll >= 0.5 or cell("sign_coupled", L1, "eff_nnz") <= dec_hi)))
+                verdict=any_of({
+                    "collapsed in most runs": within(list(by_seed(cpl, "collapsed").values()),
+                                                     0.5, 1.0),
+                    f"as sparse as sign+decoupled at L={hi}": noninferior(
+                        nnz("sign_coupled", L1), nnz("sign_decoupled", hi),
+                        margin=cfg.margin_nnz, direction="less")})))
 
     # (5) fine-tuning
-    t5, f5, c5 = _finetune_summary(results, outdir)
+    t5, f5, c5 = _finetune_summary(results, cfg, outdir)
     tables += t5
     figures += f5
     claims += c5
@@ -878,6 +1044,11 @@ def summarize(results: list[Result], cfg: SteepestConfig, outdir: Path) -> Summa
         "Fine-tuning: a digits MLP stands in for ResNet/ViT/BERT; 'tuned' SGD picks the lr of a "
         "fixed grid with the best mean validation accuracy (the same split reports it, as a "
         "tuned baseline in the paper's table would).",
+        "Verdicts: comparisons are paired by seed; an escape comparison whose both sides are "
+        "censored at the budget in every run (or whose escaped fraction sits at 0 % or 100 % on "
+        "both sides) cannot show an order beyond the budget and is inconclusive; Adam's fixed "
+        "small lr against SGD tuned on a grid is the claim's own (unequal) budget, only the grid "
+        "edge of the SGD lr is guarded.",
     ]
     return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
 
