@@ -23,16 +23,47 @@ smoothness statistic fixed before any run: the total variation Σ_j |r_{j+1} −
 retain-accuracy curve sampled every ``inner_steps + 1`` updates (one OFMU round; the same grid
 for every method).
 
-Claims (thresholds fixed before any run; means over seeds, per task):
-(1) OFMU lies on or above GradDiff's λ-front: no GradDiff λ has both a forget gap ≤ OFMU's and a
-retain accuracy ≥ OFMU's with one of them better by more than 0.5 pp; the same for test accuracy.
-(2) OFMU reaches retrain-level forgetting, |UA − UA_retrain| ≤ 2 pp, with test accuracy at most
-2 pp below the retrained model's.
-(3) OFMU's training curve is smoother: its retain-accuracy total variation is below GA's and
-below GradDiff's at λ = 1.
-(4) Ablation: without the decorrelation term (β = 0) forgetting is at least as strong (forget gap
-≤ OFMU's) but retention worse (retain accuracy < OFMU's) — the paper's ablation statement.
+Claims (thresholds fixed before any run; per task; since issue 18 each is decided by a named
+test of :mod:`optzoo.experiment.verdicts`, paired by seed — every method of a (task, seed)
+starts from the same original model).  Old rule → new test:
+
+(0) (a cell of claims 1–3, new) OFMU changes the model: its forget accuracy UA is below the
+    original model's by more than ``min_forget`` (paired ``superior``).  The defect named in
+    issue 18: on random forgetting an OFMU run that left the original model unchanged passed
+    claims (1) and (3) ("on the front", "smooth") — a no-op now fails them.  Where the
+    retrained model's UA is itself not below the original's (``superior`` not held: nothing to
+    forget at this scale) claims 1–3 are inconclusive instead (``not_acting``).
+(1) OFMU lies on or above GradDiff's λ-front — was "no λ has both a forget gap ≤ OFMU's and an
+    accuracy ≥ OFMU's with one better by > 0.5 pp" on seed means (an OFMU point equal to a
+    GradDiff point passed: lenient); now, for retain and test accuracy and every λ, ``any_of``
+    (Holm) [OFMU's forget gap lower by more than ``pareto_tol``, OFMU's accuracy higher by more
+    than ``pareto_tol``] (paired ``superior`` tests), all cells combined with ``all_of`` with
+    (0).  A point within ``pareto_tol`` of a GradDiff point in both coordinates is a tie and
+    does not count as "on or above".
+(2) retrain-level forgetting with test accuracy near the retrained model's — was "mean gap
+    ≤ 2 pp and mean test drop ≤ 2 pp"; now ``all_of`` [(0), ``equivalent`` (TOST) of UA and the
+    retrained model's UA with margin ``retrain_tol``, ``noninferior`` of the test accuracy
+    against the retrained model's with margin ``retrain_tol``].
+(3) smoother training curve — was "mean TV below GA's and below GradDiff's (λ = 1)" (a
+    no-op's flat curve passed); now ``all_of`` [(0), paired ``superior`` (lower TV by more
+    than ``min_tv``) against GA and against GradDiff λ = 1].
+(4) ablation, β = 0 forgets at least as well but retains less — was "mean gap ≤ and mean RA <"
+    (a 1e-4 difference passed); now ``all_of`` [``noninferior`` of β = 0's forget gap with
+    margin ``pareto_tol``, ``superior`` of OFMU's retain accuracy over β = 0's by more than
+    ``pareto_tol``].
 The exact-vs-first-order comparison is reported as a table (the paper makes no claim about it).
+
+Verdict margins (preset fields, the same for every preset, not trial parameters):
+
+- ``pareto_tol = 0.005``: half an accuracy point (≈ 3 of the ~540 test images) — the old
+  dominance tolerance, the smallest difference on the front that counts.
+- ``retrain_tol = 0.02``: the brief's "retrain level (±2 %)" and "within ~1–2 %".
+- ``min_forget = 0.01``: one point of forget accuracy (more than one of the ~126 random-forget
+  images) is the smallest change that counts as the model having moved.
+- ``min_tv = 0.01``: one accuracy point of total variation of the retain curve is the smallest
+  difference in smoothness that counts.
+
+No preset was changed.
 
 Hyper-parameters: OFMU's T = 5, β = 1, ρ_0 = 0.1, γ = 1.1, ρ_max = 10 and ε = 0.1 in Sim's
 smoothed norms were chosen from the brief's starting grid (T ∈ {1, 5}, β ∈ {0.1, 1},
@@ -58,6 +89,17 @@ import torch
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_ci, mean_ci
+from optzoo.experiment.verdicts import (
+    Verdict,
+    all_of,
+    any_of,
+    by_seed,
+    equivalent,
+    noninferior,
+    not_acting,
+    superior,
+    undecided,
+)
 from optzoo.unlearning import (
     accuracy,
     capped,
@@ -75,8 +117,7 @@ from optzoo.unlearning.problems import TASKS, digits_forgetting, train_digits_mo
 SLUG = "ofmu"
 BASE_METHODS = ("original", "retrain", "ft", "ga", "npo")
 OFMU_METHODS = ("ofmu", "ofmu_beta0", "ofmu_exact")
-PARETO_TOL = 0.005  # 0.5 pp: a GradDiff point must beat OFMU by more than this to dominate it
-RETRAIN_TOL = 0.02  # 2 pp: "retrain level" / "within 1–2 %"
+MARGINS = ("pareto_tol", "retrain_tol", "min_forget", "min_tv")  # verdict margins, not params
 SMOOTH_REF_LAMBDA = 1.0  # GradDiff's unweighted sum is the reference of claim (3)
 
 
@@ -96,6 +137,8 @@ class OFMUConfig(Preset):
         lambdas: GradDiff's λ grid (must contain 1.0, the reference of claim 3).
         npo_beta: NPO's β.
         inner_steps, beta, rho, gamma, rho_max, eps: OFMU's T, β, ρ_0, γ, ρ_max and ε.
+        pareto_tol, retrain_tol, min_forget, min_tv: verdict margins (module docstring,
+            "Verdict margins"); not trial parameters.
     """
 
     seeds: int = 3
@@ -113,6 +156,10 @@ class OFMUConfig(Preset):
     gamma: float = 1.1
     rho_max: float = 10.0
     eps: float = 0.1
+    pareto_tol: float = 0.005
+    retrain_tol: float = 0.02
+    min_forget: float = 0.01
+    min_tv: float = 0.01
 
     def validate(self) -> None:
         super().validate()
@@ -129,6 +176,9 @@ class OFMUConfig(Preset):
             raise ConfigError(f"lambdas: expected positive values including "
                               f"{SMOOTH_REF_LAMBDA}, got {self.lambdas}")
         for name in ("train_lr", "lr", "npo_beta", "rho", "rho_max", "eps"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
+        for name in MARGINS:
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
         if self.beta < 0:
@@ -153,7 +203,8 @@ def _methods(cfg: OFMUConfig) -> list[tuple[str, dict]]:
 
 
 def trials(cfg: OFMUConfig) -> list[Trial]:
-    shared = {k: v for k, v in cfg.to_dict().items() if k not in ("seeds", "tasks", "lambdas")}
+    shared = {k: v for k, v in cfg.to_dict().items()
+              if k not in ("seeds", "tasks", "lambdas", *MARGINS)}
     return [Trial(method=m, problem=task, seed=s, params={**shared, **extra})
             for task in cfg.tasks for s in range(cfg.seeds) for m, extra in _methods(cfg)]
 
@@ -275,69 +326,109 @@ COLUMNS = [("UA (forget acc)", "forget_acc"), ("|UA − UA_retrain|", "forget_ga
            ("retain-acc TV", "retain_tv"), ("trial seconds", "seconds")]
 
 
-def _dominated(front: list[tuple[float, float]], gap: float, acc: float) -> list[int]:
-    """Indices of front points (gap, acc) dominating (gap, acc) by more than PARETO_TOL."""
-    return [i for i, (g, a) in enumerate(front)
-            if g <= gap and a >= acc and (gap - g > PARETO_TOL or a - acc > PARETO_TOL)]
+def _moved(groups: dict[str, list[Result]], cfg: OFMUConfig) -> tuple[Verdict, Verdict | None]:
+    """(0): OFMU's UA below the original model's by more than ``min_forget`` (paired), and the
+    same test for the retrained model (is there anything to forget?), or None without the
+    original model's trials."""
+    o = groups["ofmu"]
+    orig = groups.get("original", [])
+    if not orig:
+        return undecided("no original-model trial is stored"), None
+    ua_orig = by_seed(orig, "forget_acc")
+    return (superior(ua_orig, by_seed(o, "forget_acc"), min_effect=cfg.min_forget),
+            superior(ua_orig, by_seed(orig, "retrain_forget_acc"), min_effect=cfg.min_forget))
+
+
+def _gated(verdict: Verdict, room: Verdict | None) -> Verdict:
+    if room is not None and room.verdict == "not held":
+        return not_acting(verdict, "the retrained model's forget accuracy is not below the "
+                                   "original's (nothing to forget at this scale): "
+                                   + room.describe())
+    return verdict
 
 
 def _task_claims(task: str, groups: dict[str, list[Result]], cfg: OFMUConfig) -> list[Claim]:
     o = groups["ofmu"]
     gd = [(lam, groups[f"graddiff λ={lam:g}"]) for lam in cfg.lambdas]
     gap_o = _mean(o, "forget_gap")
+    moved, room = _moved(groups, cfg)
+    tol = cfg.pareto_tol
     claims = []
+    moved_ev = (f"(0) OFMU's UA drop from the original model: {moved.describe()}"
+                + ("" if room is None else f"; the retrained model's: {room.describe()}"))
     # (1) Pareto front
-    verdicts, parts = [], []
+    cells: dict[str, Verdict] = {"(0) OFMU moves": moved}
+    parts = []
     for key in ("retain_acc", "test_acc"):
-        front = [(_mean(rs, "forget_gap"), _mean(rs, key)) for _, rs in gd]
-        dom = _dominated(front, gap_o, _mean(o, key))
-        verdicts.append(not dom)
+        for lam, rs in gd:
+            cells[f"{key} vs λ={lam:g}"] = any_of({
+                "lower forget gap": superior(by_seed(o, "forget_gap"), by_seed(rs, "forget_gap"),
+                                             min_effect=tol, direction="less"),
+                f"higher {key}": superior(by_seed(o, key), by_seed(rs, key), min_effect=tol)})
         parts.append(f"{key}: OFMU ({gap_o:.3f}, {_mean(o, key):.4f}); GradDiff "
-                     + ", ".join(f"λ={lam:g} ({g:.3f}, {a:.4f})"
-                                 for (lam, _), (g, a) in zip(gd, front, strict=True))
-                     + (f"; dominated by λ={', '.join(f'{gd[i][0]:g}' for i in dom)}"
-                        if dom else "; not dominated"))
+                     + ", ".join(f"λ={lam:g} ({_mean(rs, 'forget_gap'):.3f}, "
+                                 f"{_mean(rs, key):.4f})" for lam, rs in gd))
     orig = groups.get("original", [])
     if orig:
         parts.append(f"original model (no unlearning): ({_mean(orig, 'forget_gap'):.3f}, "
-                     f"{_mean(orig, 'retain_acc'):.4f}) / test {_mean(orig, 'test_acc'):.4f}, "
-                     f"OFMU's mean |UA − UA_original| "
-                     f"{abs(_mean(o, 'forget_acc') - _mean(orig, 'forget_acc')):.3f}")
+                     f"{_mean(orig, 'retain_acc'):.4f}) / test {_mean(orig, 'test_acc'):.4f}")
+    front = {st: [c for c, v in cells.items() if c.startswith(("retain", "test"))
+                  and v.verdict == st] for st in ("not held", "inconclusive")}
     claims.append(Claim(
         text=f"[{task}] (1) OFMU lies on or above GradDiff's Pareto front over λ (forget gap "
-             f"|UA − UA_retrain| vs retain and vs test accuracy; dominance needs > "
-             f"{PARETO_TOL * 100:g} pp).",
-        evidence="(forget gap, accuracy) means over seeds — " + " | ".join(parts),
-        held=all(verdicts)))
+             f"|UA − UA_retrain| vs retain and vs test accuracy): against every λ OFMU is better"
+             f" by more than {tol * 100:g} pp in at least one of the two (paired by seed, Holm),"
+             f" and it changes the model (UA drop > {cfg.min_forget * 100:g} pp).",
+        evidence="(forget gap, accuracy) means over seeds — " + " | ".join(parts)
+        + f"; {moved_ev}; front cells not held: {', '.join(front['not held']) or 'none'}; "
+          f"inconclusive: {', '.join(front['inconclusive']) or 'none'}",
+        verdict=_gated(all_of(cells), room)))
     # (2) retrain level
-    drop = _mean(o, "test_drop")
+    ua = equivalent(by_seed(o, "forget_acc"), by_seed(o, "retrain_forget_acc"),
+                    margin=cfg.retrain_tol)
+    ta = noninferior(by_seed(o, "test_acc"), by_seed(o, "retrain_test_acc"),
+                     margin=cfg.retrain_tol)
     claims.append(Claim(
-        text=f"[{task}] (2) OFMU reaches retrain-level forgetting (|UA − UA_retrain| ≤ "
-             f"{RETRAIN_TOL * 100:g} pp) with test accuracy within {RETRAIN_TOL * 100:g} pp of "
-             "the retrained model.",
+        text=f"[{task}] (2) OFMU reaches retrain-level forgetting (UA equivalent to the retrained"
+             f" model's within ±{cfg.retrain_tol * 100:g} pp) with test accuracy no more than "
+             f"{cfg.retrain_tol * 100:g} pp below the retrained model's, and it changes the "
+             "model.",
         evidence=f"UA {_fmt(o, 'forget_acc')} vs retrain {_fmt(o, 'retrain_forget_acc')} "
-                 f"(gap {_fmt(o, 'forget_gap')}); TA {_fmt(o, 'test_acc')} vs retrain "
-                 f"{_fmt(o, 'retrain_test_acc')} (drop {_fmt(o, 'test_drop')})",
-        held=bool(gap_o <= RETRAIN_TOL and drop <= RETRAIN_TOL)))
+                 f"(UA − UA_retrain {ua.describe()}); TA {_fmt(o, 'test_acc')} vs retrain "
+                 f"{_fmt(o, 'retrain_test_acc')} (TA − TA_retrain {ta.describe()}); "
+                 + moved_ev,
+        verdict=_gated(all_of({"(0) OFMU moves": moved, "UA ≈ UA_retrain": ua,
+                               "TA ≥ TA_retrain − margin": ta}), room)))
     # (3) smoothness
     ref = groups[f"graddiff λ={SMOOTH_REF_LAMBDA:g}"]
-    tv_o, tv_ga, tv_gd = (_mean(rs, "retain_tv") for rs in (o, groups["ga"], ref))
+    tv = by_seed(o, "retain_tv")
+    v_ga = superior(tv, by_seed(groups["ga"], "retain_tv"), min_effect=cfg.min_tv,
+                    direction="less")
+    v_gd = superior(tv, by_seed(ref, "retain_tv"), min_effect=cfg.min_tv, direction="less")
     claims.append(Claim(
         text=f"[{task}] (3) OFMU trains more smoothly: total variation of its retain-accuracy "
              f"curve (sampled every {cfg.inner_steps + 1} updates) is below GA's and below "
-             f"GradDiff's (λ = {SMOOTH_REF_LAMBDA:g}).",
+             f"GradDiff's (λ = {SMOOTH_REF_LAMBDA:g}) by more than {cfg.min_tv:g} (paired by "
+             "seed), and it changes the model.",
         evidence=f"TV: OFMU {_fmt(o, 'retain_tv')}, GA {_fmt(groups['ga'], 'retain_tv')}, "
-                 f"GradDiff λ=1 {_fmt(ref, 'retain_tv')}",
-        held=bool(tv_o < tv_ga and tv_o < tv_gd)))
+                 f"GradDiff λ=1 {_fmt(ref, 'retain_tv')}; GA − OFMU {v_ga.describe()}; "
+                 f"GradDiff − OFMU {v_gd.describe()}; {moved_ev}",
+        verdict=_gated(all_of({"(0) OFMU moves": moved, "below GA": v_ga,
+                               f"below GradDiff λ={SMOOTH_REF_LAMBDA:g}": v_gd}), room)))
     # (4) ablation
     b0 = groups["ofmu_beta0"]
+    forgets = noninferior(by_seed(b0, "forget_gap"), by_seed(o, "forget_gap"), margin=tol,
+                          direction="less")
+    retains = superior(by_seed(o, "retain_acc"), by_seed(b0, "retain_acc"), min_effect=tol)
     claims.append(Claim(
         text=f"[{task}] (4) Ablation: removing the decorrelation term (β = 0) forgets at least "
-             "as well (forget gap ≤ OFMU's) but retains less (retain accuracy below OFMU's).",
-        evidence=f"forget gap β=0 {_fmt(b0, 'forget_gap')} vs OFMU {_fmt(o, 'forget_gap')}; "
-                 f"RA β=0 {_fmt(b0, 'retain_acc', 4)} vs OFMU {_fmt(o, 'retain_acc', 4)}",
-        held=bool(_mean(b0, "forget_gap") <= gap_o
-                  and _mean(b0, "retain_acc") < _mean(o, "retain_acc"))))
+             f"as well (forget gap no more than {tol * 100:g} pp above OFMU's) but retains less "
+             f"(retain accuracy below OFMU's by more than {tol * 100:g} pp), paired by seed.",
+        evidence=f"forget gap β=0 {_fmt(b0, 'forget_gap')} vs OFMU {_fmt(o, 'forget_gap')} "
+                 f"(OFMU − β=0 {forgets.describe()}); RA β=0 {_fmt(b0, 'retain_acc', 4)} vs "
+                 f"OFMU {_fmt(o, 'retain_acc', 4)} (OFMU − β=0 {retains.describe()})",
+        verdict=all_of({"β=0 forgets at least as well": forgets,
+                        "β=0 retains less": retains})))
     return claims
 
 
@@ -458,10 +549,11 @@ def _notes(cfg: OFMUConfig) -> list[str]:
         "judged against the retrained model); MIA is the loss-threshold attack (AUC of −loss, "
         "members = D_f); on digits the trained models' test losses are mostly tiny too, so "
         "even the original model's AUC is near 0.5 and the MIA separates methods little.",
-        "Reading the verdicts: a claim can hold vacuously — on random forgetting an OFMU run "
-        "that leaves the original model unchanged sits on GradDiff's front (the original "
-        "model itself is not dominated) and has a flat curve; the evidence of claim (1) "
-        "therefore states OFMU's mean |UA − UA_original|.",
+        "Reading the verdicts: an OFMU run that leaves the original model unchanged sits on "
+        "GradDiff's front (the original model itself is not dominated) and has a flat curve; "
+        f"claims (1)–(3) therefore also require OFMU's forget accuracy to drop by more than "
+        f"{cfg.min_forget * 100:g} pp from the original model's (cell (0)), so that a no-op "
+        "cannot pass them.",
         f"Seeds: {cfg.seeds}; CIs are Student-t 95 % over seeds.  The paper reports no error "
         "bars.  'trial seconds' is the runner's wall time of a trial; the original and "
         "retrained models are trained once per (task, seed) and process and cached, so the "
