@@ -378,8 +378,58 @@ def test_smoke_preset_runs_and_reports_four_claims(tmp_path):
         assert m["path_dist"] >= 0 and m["curve_f_9"] == pytest.approx(m["best_f"])
     summary = repro.summarize(results, cfg, tmp_path)
     assert len(summary.claims) == 4
-    assert all(isinstance(c.held, bool) and c.evidence for c in summary.claims)
+    assert [c.verdict.test for c in summary.claims] == ["all_of", "all_of", "all_of", "within"]
+    assert all(c.status in ("held", "not held", "inconclusive") and c.evidence
+               for c in summary.claims)
     assert summary.tables[0].rows and summary.figures[0].path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _claims_of(per_method: dict, seeds=(0, 1, 2)):
+    """LES's claims on synthetic results: ``{method: {metric: per-seed values}}``."""
+    from optzoo.bo.reproduce import les as repro
+    from optzoo.experiment import Result, Trial
+
+    cfg = repro.PRESETS["quick"]
+    base = {"best_f": [-2.0, -1.5, -2.5], "path_dist": [1.0, 1.2, 0.9],
+            "iter_cpu_wall_s": [0.3, 0.31, 0.29]}
+    results = []
+    for m in repro.METHODS:
+        metrics = {**base, **per_method.get(m, {})}
+        for i, s in enumerate(seeds):
+            results.append(Result(Trial(method=m, problem=cfg.claim_problem, seed=s, params={}),
+                                  {k: v[i] for k, v in metrics.items()}))
+    return repro._claims(results, cfg, list(repro.METHODS))
+
+
+def test_les_claims_do_not_pass_on_ties_or_tiny_gaps():
+    # every method identical: no claim of "better" or "closer" may hold
+    tie = _claims_of({})
+    assert tie[0].status == "not held" and tie[2].status == "not held"
+    assert tie[1].status == "held"  # an exact tie is not worse
+    # LES better by 1e-4 at every seed: the old median rule held, a gap below min_effect does not
+    tiny = _claims_of({"les": {"best_f": [-2.0001, -1.5001, -2.5001],
+                               "path_dist": [0.9999, 1.1999, 0.8999]}})
+    assert tiny[0].status == "not held" and tiny[2].status == "not held"
+    # LES clearly better everywhere (seeds numbered from 7: no 0..seeds-1 assumption)
+    good = _claims_of({"les": {"best_f": [-2.6, -2.0, -3.1], "path_dist": [0.3, 0.4, 0.35]}},
+                      seeds=(7, 8, 9))
+    assert [c.status for c in good] == ["held", "held", "held", "held"]
+
+
+def test_les_not_worse_needs_the_fixed_margin_not_a_ci_reaching_zero():
+    # LES worse than TuRBO by 0.5 on average with a wide spread: the CI of LES − TuRBO reaches
+    # 0 (the old rule held), but it also reaches far beyond the margin: inconclusive
+    wide = _claims_of({"les": {"best_f": [-2.2, -1.2, -1.1]}})
+    assert wide[1].status == "inconclusive"
+    worse = _claims_of({"les": {"best_f": [-1.0, -0.5, -1.5]}})
+    assert worse[1].status == "not held"
+
+
+def test_les_cost_claim_bounds_the_per_seed_cpu_seconds():
+    slow = _claims_of({"les": {"iter_cpu_wall_s": [2.0, 2.1, 2.2]}})
+    assert slow[3].status == "not held" and slow[3].verdict.test == "within"
+    straddle = _claims_of({"les": {"iter_cpu_wall_s": [0.5, 1.4, 0.6]}})
+    assert straddle[3].status == "inconclusive"
 
 
 def test_benchmark_row_times_both_sides_and_breaks_les_down(monkeypatch):

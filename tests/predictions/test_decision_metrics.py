@@ -213,3 +213,66 @@ def test_trials_are_unique_and_a_trial_is_deterministic_and_flat():
     assert a == b
     assert all(type(v) in (float, int, bool, str) for v in a.values())
     assert a["robust"] is True and a["max_robustness"] <= a["r"]
+
+
+def _results(problem: str, values: dict, metric_defaults: dict, sigmas=(0.1,),
+             seeds=(0, 1, 2)):
+    """Synthetic results: ``values[method][metric]`` per-seed lists over ``metric_defaults``."""
+    from optzoo.experiment import Result
+
+    methods = repro.method_names(problem, ("half",), (0.0, 0.1, 0.5))
+    out = []
+    for sigma in sigmas:
+        for m in methods:
+            metrics = {**metric_defaults, **values.get(m, {})}
+            for i, s in enumerate(seeds):
+                out.append(Result(Trial(method=m, problem=problem, seed=s,
+                                        params={"sigma": sigma}),
+                                  {k: v[i] for k, v in metrics.items()}))
+    return out
+
+
+def test_ski_rental_claims_need_a_gap_that_counts():
+    ours = ("max@half", "avg@half", "cvar@0.1", "cvar@0.5")
+    base = {"avg_ratio": [1.20, 1.22, 1.19], "heldout_avg_ratio": [1.2, 1.22, 1.19]}
+    # below both BP by 1e-4 at every seed: the old mean rule held, a gap below min_effect not
+    tiny = {m: {"avg_ratio": [1.1999, 1.2199, 1.1899]} for m in ours}
+    c = repro._claim_ski_vs_bp(_results("ski_rental", tiny, base), repro.PRESETS["quick"])
+    assert c.status == "not held" and c.verdict.test == "all_of"
+    # a clear gap (seeds numbered from 7: no 0..seeds-1 assumption)
+    good = {m: {"avg_ratio": [1.10, 1.12, 1.09]} for m in ours}
+    c = repro._claim_ski_vs_bp(_results("ski_rental", good, base, seeds=(7, 8, 9)),
+                               repro.PRESETS["quick"])
+    assert c.status == "held"
+
+
+def test_ski_rental_near_claim_uses_the_ci_not_the_mean_alone():
+    cfg = repro.PRESETS["quick"]
+    base = {"avg_ratio": [1.34, 1.34, 1.34]}
+    assert repro._claim_ski_near(_results("ski_rental", {}, base), cfg).status == "held"
+    # mean 1.43 lies within ±0.1 of 1.34 (the old rule held), its CI reaches beyond
+    wide = {"avg_ratio": [1.30, 1.45, 1.54]}
+    assert repro._claim_ski_near(_results("ski_rental", {}, wide), cfg).status == "inconclusive"
+
+
+def test_one_max_profit_claim_does_not_pass_on_a_tie():
+    cfg = repro.PRESETS["quick"]
+    base = {"avg_ratio": [4.6, 4.7, 4.5], "mean_value": [14.0, 15.0, 13.0]}
+    better_ratio = {"max@half": {"avg_ratio": [4.3, 4.4, 4.2]}}
+    # CVaR_0.1's profit ties the others: the old ">=" held
+    c = repro._claim_one_max(_results("one_max", better_ratio, base), cfg)
+    assert c.status == "not held"
+    win = {**better_ratio, "cvar@0.1": {"mean_value": [30.0, 34.0, 31.0]}}
+    assert repro._claim_one_max(_results("one_max", win, base), cfg).status == "held"
+
+
+def test_exact_claims_fail_on_one_violation():
+    base = {"max_robustness": [4.9, 5.0, 4.0], "robust": [True, True, True], "r": [5.0] * 3,
+            "jump_mean": [0.01, 0.01, 0.01]}
+    assert repro._claim_robust(_results("ski_rental", {}, base)).status == "held"
+    bad = {"endpoint_hi": {"max_robustness": [5.0, 5.01, 5.0], "robust": [True, False, True]}}
+    assert repro._claim_robust(_results("ski_rental", bad, base)).status == "not held"
+    cfg = repro.PRESETS["quick"]
+    brittle = {"pareto_follow": {"jump_mean": [1.2, 1.2, 1.2]}}
+    assert repro._claim_brittle(_results("ski_rental", brittle, base), cfg).status == "held"
+    assert repro._claim_brittle(_results("ski_rental", {}, base), cfg).status == "not held"
