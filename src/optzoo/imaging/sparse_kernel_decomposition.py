@@ -176,11 +176,29 @@ class SparseKernelComplex(nn.Module):
     """L layers of sparse taps; ``forward(image)`` filters, :meth:`kernel` is the impulse
     response.
 
+    ``forward`` takes a batch ``(N, C, H, W)`` like ``nn.Conv2d`` (one shared filter for every
+    image and channel, a depthwise convolution with the complex's impulse response, output the
+    same shape: borders are reflect-padded, not cropped) or a single image ``(H, W)`` /
+    ``(H, W, C)``.
+
     Args:
         offsets: per layer a ``(N_l, 2)`` array of tap offsets in pixels, ``(dy, dx)``.
         weights: per layer a ``(N_l,)`` array of tap weights.
         scale: pixels per learned unit; the parameters are ``u = offsets / scale``.
         dtype: floating dtype of the parameters.
+
+    Example::
+
+        >>> import torch
+        >>> from optzoo.imaging import SparseKernelComplex
+        >>> taps = torch.tensor([[0.0, -1.0], [0.0, 1.0], [-1.0, 0.0], [1.0, 0.0]])
+        >>> blur = SparseKernelComplex([taps, taps / 2], [torch.full((4,), 0.25)] * 2)
+        >>> blur.taps, tuple(blur.kernel().shape)
+        (8, (9, 9))
+        >>> x = torch.rand(2, 3, 16, 16, dtype=torch.float64)  # (N, C, H, W)
+        >>> y = blur(x)
+        >>> y.shape == x.shape and torch.allclose(y[1, 2], blur(x[1, 2]))
+        True
     """
 
     def __init__(self, offsets: Sequence, weights: Sequence, scale: float = 1.0,
@@ -233,6 +251,9 @@ class SparseKernelComplex(nn.Module):
         return k if radius is None else match(k, radius)
 
     def forward(self, image: Tensor) -> Tensor:
+        """Filter ``image``: a batch ``(N, C, H, W)`` as ``nn.Conv2d`` takes it (each image and
+        channel filtered alike, same shape out), or one image ``(H, W)`` / ``(H, W, C)``; see
+        :func:`apply_sparse` (reflect-padded borders, differentiable)."""
         return apply_sparse(image, self.layers())
 
     def numpy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -248,21 +269,40 @@ class SparseKernelComplex(nn.Module):
 
 # -- filtering ---------------------------------------------------------------------------------
 
-def _image_tensor(image, device=None) -> tuple[Tensor, bool, bool]:
-    """``(C, H, W)`` tensor, whether the input was numpy, whether it was 2-D (H, W)."""
+def _image_tensor(image, device=None) -> tuple[Tensor, bool, tuple]:
+    """``(C', H, W)`` tensor (every channel filtered alike), whether the input was numpy, and
+    its layout for :func:`_image_back`: ``()`` for (H, W), ``("hwc",)`` for (H, W, C),
+    ``(N, C)`` for a batch (N, C, H, W) (``nn.Conv2d``'s layout, folded into ``N·C``
+    channels)."""
     is_np = not isinstance(image, Tensor)
     x = torch.as_tensor(np.asarray(image)) if is_np else image
-    if x.ndim not in (2, 3):
-        raise ValueError(f"image: expected (H, W) or (H, W, C), got shape {tuple(x.shape)}")
+    if x.ndim not in (2, 3, 4):
+        raise ValueError(f"image: expected (H, W), (H, W, C) or a batch (N, C, H, W), got shape "
+                         f"{tuple(x.shape)}")
+    if x.ndim == 4 and (x.shape[0] == 0 or x.shape[1] == 0):
+        raise ValueError(f"image: expected a batch (N, C, H, W) with N, C >= 1, got shape "
+                         f"{tuple(x.shape)}")
     if not torch.is_floating_point(x):
         x = x.double()
-    flat = x.ndim == 2
-    x = x[None] if flat else x.permute(2, 0, 1)
-    return (x if device is None else x.to(device)), is_np, flat
+    if x.ndim == 2:
+        layout: tuple = ()
+        x = x[None]
+    elif x.ndim == 3:
+        layout = ("hwc",)
+        x = x.permute(2, 0, 1)
+    else:
+        layout = tuple(x.shape[:2])
+        x = x.reshape(-1, *x.shape[2:])
+    return (x if device is None else x.to(device)), is_np, layout
 
 
-def _image_back(x: Tensor, is_np: bool, flat: bool):
-    x = x[0] if flat else x.permute(1, 2, 0)
+def _image_back(x: Tensor, is_np: bool, layout: tuple):
+    if layout == ():
+        x = x[0]
+    elif layout == ("hwc",):
+        x = x.permute(1, 2, 0)
+    else:
+        x = x.reshape(*layout, *x.shape[1:])
     return x.detach().cpu().numpy() if is_np else x
 
 
@@ -288,13 +328,14 @@ def _shift_terms(o: Tensor, w: Tensor) -> list[tuple[int, int, Tensor]]:
 
 
 def apply_sparse(image, layers: Sequence[tuple[Tensor, Tensor]]):
-    """Filter ``image`` ((H, W) or (H, W, C), numpy or torch) with sparse layers
+    """Filter ``image`` ((H, W), (H, W, C) or a batch (N, C, H, W); numpy or torch; the same
+    shape comes back, each image and channel filtered alike) with sparse layers
     ``[(offsets (N, 2) px, weights (N,)), …]``: each pass gathers ``Σ_i w_i I(x − o_i)``
     bilinearly.  The image is reflect-padded once by the total reach and cropped at the end, so
     the result equals the dense convolution of the reflect-padded image with the complex's
     impulse response.  Differentiable (torch autograd) when the layers require grad; works on
     any device of ``image``."""
-    x, is_np, flat = _image_tensor(image)
+    x, is_np, layout = _image_tensor(image)
     layers = [(_as_tensor(o, x.dtype, x.device), _as_tensor(w, x.dtype, x.device))
               for o, w in layers]
     reaches = [_layer_reach(o) for o, _ in layers]
@@ -319,7 +360,7 @@ def apply_sparse(image, layers: Sequence[tuple[Tensor, Tensor]]):
                     out.add_(z[:, m - a:m - a + h, m - b:m - b + w_], alpha=c)
         x = out
     x = x[:, total:h - total, total:w_ - total]
-    return _image_back(x, is_np, flat)
+    return _image_back(x, is_np, layout)
 
 
 # -- initialisations ---------------------------------------------------------------------------
@@ -539,11 +580,12 @@ def apply_spatially_varying(image, complexes: Sequence[SparseKernelComplex],
     ``l`` gathers ``Σ_i w_{l,i}(x) I(x − o_{l,i}(x))`` bilinearly, with each pixel's offsets and
     weights the convex combination of the bases' by the α of ``param_map(x)`` (same shape as the
     image's spatial axes).  Cost: ``Σ N_l`` taps per pixel, whatever the number of bases.
-    Reflect-padded once by the largest reach, like :func:`apply_sparse`."""
+    Reflect-padded once by the largest reach, like :func:`apply_sparse`; ``image`` takes the
+    same shapes ((H, W), (H, W, C) or a batch (N, C, H, W), one map for all)."""
     if len(complexes) != len(anchors) or len(complexes) == 0:
         raise ValueError(f"complexes, anchors: expected equal non-zero lengths, got "
                          f"{len(complexes)} and {len(anchors)}")
-    x, is_np, flat = _image_tensor(image)
+    x, is_np, layout = _image_tensor(image)
     pmap = torch.as_tensor(np.asarray(param_map)) if not isinstance(param_map, Tensor) \
         else param_map
     if tuple(pmap.shape) != tuple(x.shape[-2:]):
@@ -580,4 +622,4 @@ def apply_spatially_varying(image, complexes: Sequence[SparseKernelComplex],
                     out += (wt * wa * wb) * z[:, idx]
         x = out
     x = x[:, total:h - total, total:w_ - total]
-    return _image_back(x, is_np, flat)
+    return _image_back(x, is_np, layout)

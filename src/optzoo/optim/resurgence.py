@@ -31,8 +31,10 @@ polynomial losses (the brief's theory check):
 :func:`critical_values` gives the exact reference (real roots of ``L'``).
 
 Networks (§3.1 step 1 in high dimension) — :func:`variational_log_partition`,
-:func:`targets_from_log_partition`, :func:`laplace_min_estimate`.  ``log Z(g)`` of a loss over
-flat parameter vectors is estimated with a mean-field Gaussian sampler fitted per coupling and
+:func:`targets_from_log_partition`, :func:`laplace_min_estimate`; for an ``nn.Module``,
+:func:`module_targets` runs the whole analysis phase (:func:`module_flat_loss` turns the module
+into a loss over flat parameter vectors).  ``log Z(g)`` of a loss over flat parameter vectors
+is estimated with a mean-field Gaussian sampler fitted per coupling and
 an importance-sampling evaluation of the paper's bound; the targets then follow the same steps
 2–4 as in 1-D.  What is the paper's and what is a reading is listed in each docstring.
 """
@@ -49,7 +51,8 @@ import sympy
 import torch
 
 __all__ = ["borel_pade_singularities", "critical_values", "fit_coefficients",
-           "laplace_min_estimate", "local_series", "partition_function", "ratio_singularity",
+           "laplace_min_estimate", "local_series", "module_flat_loss", "module_targets",
+           "partition_function", "ratio_singularity",
            "targets_from_log_partition", "taylor_at", "threshold_singularities",
            "variational_log_partition"]
 
@@ -312,9 +315,19 @@ def variational_log_partition(loss_fn: Callable[[torch.Tensor], torch.Tensor],
 
 
 def targets_from_log_partition(gs: Sequence[float], log_z: Sequence[float], l0: float, *,
-                               n_coeffs: int, tau_factor: float, n_scan: int = 2000,
+                               n_coeffs: int = 6, tau_factor: float = 10.0, n_scan: int = 2000,
                                eps: float = 1e-3) -> list[float]:
     """SURGE's target set from ``log Z`` on a coupling grid (paper §3.1 steps 2–4).
+
+    Args:
+        gs: couplings ``g_s > 0`` (at least ``n_coeffs`` of them).
+        log_z: ``log Z(g_s)`` per coupling (e.g. :func:`variational_log_partition`); only
+            differences matter (an additive constant cancels).
+        l0: the loss at initialisation (``> 0``); targets lie in ``(0, l0)``.
+        n_coeffs: fitted coefficients ``a_0 … a_{n_coeffs−1}`` (default 6, the reproduction's).
+        tau_factor: the threshold ``τ = tau_factor·|b_0|`` (default 10, the reproduction's).
+        n_scan: grid points of the threshold scan on ``(0, l0)``.
+        eps: the weight offset of ``w_s = 1/(g_s + eps)``.
 
     ``Z_s`` is first divided by ``max_s Z_s`` (a constant; ``Z`` of a network spans hundreds of
     orders of magnitude over the grid).  A common factor scales every ``a_n`` and ``b_n``
@@ -322,11 +335,25 @@ def targets_from_log_partition(gs: Sequence[float], log_z: Sequence[float], l0: 
     ``τ = tau_factor·|b_0|``.  Then :func:`fit_coefficients` (``w = 1/(g + eps)``),
     :func:`threshold_singularities` on ``n_scan`` points of ``ζ ∈ (0, l0)``, and the targets are
     the detected ``ζ`` strictly inside ``(0, l0)`` (``l0``: the loss at initialisation), ascending.
+
+    Example::
+
+        >>> import math, numpy as np
+        >>> gs = np.linspace(0.005, 0.05, 8)
+        >>> z = sum(math.factorial(n) * 2.0**n * gs**n for n in range(6))  # bₙ = 2ⁿ: ζ ≈ 1/2
+        >>> [round(t, 3) for t in targets_from_log_partition(gs, np.log(z), l0=1.0)]
+        [0.602]
     """
     g = np.asarray(gs, dtype=float)
     lz = np.asarray(log_z, dtype=float)
     if g.shape != lz.shape or g.ndim != 1:
         raise ValueError(f"log_z: expected one value per coupling ({g.shape}), got {lz.shape}")
+    if isinstance(n_coeffs, bool) or not isinstance(n_coeffs, int | np.integer) or n_coeffs < 2:
+        raise ValueError(f"n_coeffs: expected an integer >= 2, got {n_coeffs!r}")
+    if g.size < n_coeffs:
+        raise ValueError(f"gs: expected at least n_coeffs = {n_coeffs} couplings, got {g.size}")
+    if not tau_factor > 0:
+        raise ValueError(f"tau_factor: expected > 0, got {tau_factor!r}")
     if not np.all(np.isfinite(lz)):
         raise ValueError("log_z: expected finite values")
     if not l0 > 0:
@@ -336,6 +363,138 @@ def targets_from_log_partition(gs: Sequence[float], log_z: Sequence[float], l0: 
     zetas = l0 * np.arange(1, n_scan + 1) / (n_scan + 1)
     found = threshold_singularities(a, zetas, tau=tau_factor * abs(float(a[0])))
     return sorted(v for v in found if 0.0 < v < l0)
+
+
+# -- nn.Module front end ------------------------------------------------------------------------
+DEFAULT_GS = tuple(float(g) for g in np.linspace(0.005, 0.05, 8))  # the reproduction's grid
+
+
+def module_flat_loss(model: torch.nn.Module, loss_fn: Callable[[torch.Tensor], torch.Tensor],
+                     inputs: torch.Tensor | tuple, *, vectorize: bool = True
+                     ) -> tuple[Callable[[torch.Tensor], torch.Tensor], torch.Tensor]:
+    """The loss of ``model`` as a function of flat parameter vectors, as
+    :func:`variational_log_partition` takes it.
+
+    Args:
+        model: the network; its trainable parameters (``requires_grad``), in
+            ``named_parameters`` order, make the flat vector; frozen parameters and buffers are
+            held at their values.  The model is not modified.
+        loss_fn: maps the model's output ``model(*inputs)`` to a scalar loss, e.g.
+            ``lambda out: F.mse_loss(out, y)``.
+        inputs: the model's input, or a tuple of positional inputs.
+        vectorize: evaluate a batch with ``torch.func.vmap`` (the model must be vmap-able:
+            no dropout in training mode, no in-place buffer updates such as batch-norm
+            statistics in training mode — use ``model.eval()``); ``False`` loops over the batch.
+
+    Returns:
+        ``(loss, theta0)``: ``loss`` maps ``(B, p)`` to ``(B,)`` (differentiable), ``theta0`` is
+        the model's current flat ``(p,)`` parameter vector (detached).
+
+    Example::
+
+        >>> import torch
+        >>> model = torch.nn.Sequential(torch.nn.Linear(1, 4), torch.nn.Tanh(),
+        ...                             torch.nn.Linear(4, 1))
+        >>> x, y = torch.randn(16, 1), torch.randn(16, 1)
+        >>> loss, theta0 = module_flat_loss(model, lambda out: ((out - y) ** 2).mean(), x)
+        >>> loss(torch.stack([theta0, theta0])).shape, theta0.shape
+        (torch.Size([2]), torch.Size([13]))
+    """
+    from torch.func import functional_call, vmap
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn: expected a callable (model output -> scalar loss), got "
+                        f"{type(loss_fn).__name__}")
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if not trainable:
+        raise ValueError("model: has no trainable parameters (requires_grad=True)")
+    dtypes = {p.dtype for _, p in trainable}
+    if len(dtypes) != 1 or not next(iter(dtypes)).is_floating_point:
+        raise ValueError(f"model: expected trainable parameters of one floating dtype, got "
+                         f"{sorted(str(d) for d in dtypes)}")
+    names = [n for n, _ in trainable]
+    shapes = [p.shape for _, p in trainable]
+    sizes = [p.numel() for _, p in trainable]
+    fixed = {n: p.detach() for n, p in model.named_parameters() if not p.requires_grad}
+    fixed.update(dict(model.named_buffers()))
+    args = inputs if isinstance(inputs, tuple) else (inputs,)
+    theta0 = torch.cat([p.detach().reshape(-1) for _, p in trainable])
+
+    def single(theta: torch.Tensor) -> torch.Tensor:
+        params, k = dict(fixed), 0
+        for name, shape, size in zip(names, shapes, sizes, strict=True):
+            params[name] = theta[k:k + size].reshape(shape)
+            k += size
+        out = loss_fn(functional_call(model, params, args))
+        if not isinstance(out, torch.Tensor) or out.numel() != 1:
+            raise ValueError(f"loss_fn: expected a scalar loss tensor, got "
+                             f"{getattr(out, 'shape', type(out).__name__)}")
+        return out.reshape(())
+
+    if vectorize:
+        batched = vmap(single)
+    else:
+        def batched(theta: torch.Tensor) -> torch.Tensor:
+            return torch.stack([single(t) for t in theta])
+
+    def loss(theta: torch.Tensor) -> torch.Tensor:
+        if theta.ndim != 2 or theta.shape[1] != theta0.numel():
+            raise ValueError(f"theta: expected a batch (B, {theta0.numel()}), got "
+                             f"{tuple(theta.shape)}")
+        return batched(theta)
+
+    return loss, theta0
+
+
+def module_targets(model: torch.nn.Module, loss_fn: Callable[[torch.Tensor], torch.Tensor],
+                   inputs: torch.Tensor | tuple, *, gs: Sequence[float] = DEFAULT_GS,
+                   weight_decay: float = 1e-3, n_coeffs: int = 6, tau_factor: float = 10.0,
+                   samples: int = 32, steps: int = 200, lr: float = 0.02,
+                   eval_samples: int = 512, init_scale: float = 1.0,
+                   generator: torch.Generator | None = None,
+                   vectorize: bool = True) -> list[float]:
+    """SURGE's target set for a network at its current parameters (the analysis phase, paper
+    §3.1 steps 1–4): :func:`module_flat_loss`, :func:`variational_log_partition` on ``gs``,
+    then :func:`targets_from_log_partition` with ``l0`` the current loss.  Pass the result to
+    :class:`~optzoo.optim.surge.SurgeLR`.
+
+    Args:
+        model, loss_fn, inputs, vectorize: as in :func:`module_flat_loss`.
+        gs: couplings (default: 8 points on ``[0.005, 0.05]``, the reproduction's grid).
+        weight_decay: the prior precision that makes ``Z`` finite (default 1e-3, the
+            reproduction's).
+        n_coeffs, tau_factor: as in :func:`targets_from_log_partition`.
+        samples, steps, lr, eval_samples, init_scale, generator: as in
+            :func:`variational_log_partition`.
+
+    Returns:
+        the targets, ascending, inside ``(0, L_0)`` (possibly empty: SURGE then leaves the rate
+        alone).
+
+    Example::
+
+        >>> import torch
+        >>> from optzoo.optim import SurgeLR
+        >>> _ = torch.manual_seed(0)
+        >>> model = torch.nn.Sequential(torch.nn.Linear(1, 8), torch.nn.Tanh(),
+        ...                             torch.nn.Linear(8, 1))
+        >>> x = torch.linspace(-3, 3, 32).unsqueeze(1)
+        >>> y = torch.sin(2 * x)
+        >>> mse = lambda out: torch.nn.functional.mse_loss(out, y)
+        >>> targets = module_targets(model, mse, x, steps=20, eval_samples=64,
+        ...                          generator=torch.Generator().manual_seed(0))
+        >>> sched = SurgeLR(torch.optim.SGD(model.parameters(), lr=0.1), targets)
+    """
+    loss, theta0 = module_flat_loss(model, loss_fn, inputs, vectorize=vectorize)
+    with torch.no_grad():
+        l0 = float(loss(theta0.unsqueeze(0))[0])
+    log_z = variational_log_partition(loss, theta0, gs, weight_decay=weight_decay,
+                                      samples=samples, steps=steps, lr=lr,
+                                      eval_samples=eval_samples, init_scale=init_scale,
+                                      generator=generator)
+    return targets_from_log_partition(gs, log_z, l0, n_coeffs=n_coeffs, tau_factor=tau_factor)
 
 
 def laplace_min_estimate(gs: Sequence[float], log_z: Sequence[float]) -> float:

@@ -34,7 +34,11 @@ How ``norm`` / ``p`` / ``q`` map (our choice; the paper parameterises by ``q``):
 
 ``q`` is stored in ``defaults`` (resolved), so ``SteepestDescent(params, norm="linf")`` and
 ``SteepestDescent(params, norm="lp", q=1.0)`` are the same optimizer; giving ``norm="linf"``
-with ``q != 1`` (or ``"l2"`` with ``q != 2``) is a ``ValueError``.
+with ``q != 1`` (or ``"l2"`` with ``q != 2``) is a ``ValueError``.  Without ``norm`` the norm
+follows ``q``: ``SteepestDescent(params, q=1.5)`` is ``norm="lp"``, and with neither
+``SteepestDescent(params)`` is sign descent (``norm="linf"``, q = 1, the paper's Adam proxy and
+the end of the family its default ``lr = 1e-3`` suits); a parameter group that sets only ``q``
+is an ``"lp"`` group.
 
 ``normalized=True`` (off by default; not the paper's flow) gives the *true* steepest-descent step
 w.r.t. ‖·‖_p, ``d = argmin_d <g, d> + ½‖d‖_p²``, i.e. the elementwise direction times
@@ -64,6 +68,13 @@ from optzoo.optim.base import ZooOptimizer, check_hyper
 __all__ = ["SteepestDescent", "SignSGD"]
 
 _NORM_Q = {"linf": 1.0, "l2": 2.0}
+
+
+def _resolve_norm(norm: object, q: float | None) -> object:
+    """``norm=None`` (the default): ``"lp"`` when ``q`` is given, else ``"linf"``."""
+    if norm is None:
+        return "linf" if q is None else "lp"
+    return norm
 
 
 def _resolve_q(norm: object, q: float | None) -> float:
@@ -98,7 +109,8 @@ class SteepestDescent(ZooOptimizer):
     Args:
         params: parameters or parameter groups.
         lr: step size (≥ 0; a fine-tuning "small lr" is 1e-4 ... 1e-3).
-        norm: ``"linf"`` (sign descent), ``"l2"`` (gradient descent) or ``"lp"`` (give ``q``).
+        norm: ``"linf"`` (sign descent), ``"l2"`` (gradient descent) or ``"lp"`` (give ``q``);
+            default ``None``: ``"lp"`` if ``q`` is given, else ``"linf"``.
         q: dual exponent in [1, 2] (``1/p + 1/q = 1``); required for ``norm="lp"``.
         momentum: EMA coefficient β in [0, 1) of the gradient buffer (Signum-style).
         weight_decay: decoupled weight decay α (``w ← w - lr·α·w``, AdamW-like).
@@ -107,13 +119,25 @@ class SteepestDescent(ZooOptimizer):
             w.r.t. that tensor's ‖·‖_p); off by default, which is the paper's flow.
         maximize: ascend instead of descend.
         foreach: use the ``torch._foreach_*`` multi-tensor path (default: on CUDA).
+
+    Example::
+
+        >>> import torch
+        >>> model = torch.nn.Linear(3, 1)
+        >>> opt = SteepestDescent(model.parameters(), lr=0.01, q=1.5)  # L_3 steepest descent
+        >>> model(torch.randn(4, 3)).pow(2).mean().backward()
+        >>> opt.step()
+        >>> SteepestDescent(model.parameters()).defaults["norm"]  # sign descent by default
+        'linf'
     """
 
-    def __init__(self, params, lr: float = 1e-3, norm: str = "lp", q: float | None = None,
+    def __init__(self, params, lr: float = 1e-3, norm: str | None = None,
+                 q: float | None = None,
                  momentum: float = 0.0, weight_decay: float = 0.0,
                  coupled_weight_decay: float = 0.0, normalized: bool = False, *,
                  maximize: bool = False, foreach: bool | None = None):
         check_hyper("lr", lr, low=0.0)
+        norm = _resolve_norm(norm, q)
         q_ = _resolve_q(norm, q)
         check_hyper("momentum", momentum, low=0.0, high=1.0, high_open=True)
         check_hyper("weight_decay", weight_decay, low=0.0)
@@ -126,7 +150,10 @@ class SteepestDescent(ZooOptimizer):
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group: dict) -> None:
-        """Resolve the group's ``q`` from its ``norm`` (a group may set either)."""
+        """Resolve the group's ``q`` from its ``norm`` (a group may set either; one that sets
+        only ``q`` is an ``"lp"`` group)."""
+        if "norm" not in param_group and "q" in param_group:
+            param_group["norm"] = "lp"
         norm = param_group.get("norm", self.defaults["norm"])
         q = param_group.get("q", self.defaults["q"] if norm == "lp" else None)
         param_group["q"] = _resolve_q(norm, q)
