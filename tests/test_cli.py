@@ -95,3 +95,93 @@ def test_seed_start_option(tmp_path):
     assert sorted({r["trial"]["seed"] for r in stored}) == [5, 6]
     bad = _optzoo("reproduce", "_selftest", "--seed-start", "-1", "--out", str(tmp_path))
     assert bad.returncode == 2 and "--seed-start" in bad.stderr
+
+
+# --- issue 26: a CLI that helps ---------------------------------------------------------------
+
+def test_version_is_the_installed_package_version():
+    from importlib.metadata import version
+
+    proc = _optzoo("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"optzoo {version('optzoo')}\n"
+
+
+def test_help_shows_examples_and_defaults(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    top = capsys.readouterr().out
+    assert "examples:" in top and "optzoo reproduce ham --preset smoke" in top
+    assert "--version" in top
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    sub = capsys.readouterr().out
+    assert "examples:" in sub
+    for shown in ("(default: quick)", "(default: local)", "(default: cpu)", "(default: runs)"):
+        assert shown in " ".join(sub.split()), shown
+    assert "(default: None)" not in sub and "(default: False)" not in sub
+
+
+@pytest.mark.parametrize("target,suggestion", [
+    ("hamm", "'ham'"),
+    ("dr_sac", "'dr-sac'"),
+    ("predictons", "'predictions'"),   # an area
+    ("HAM", "'ham'"),
+])
+def test_unknown_target_suggests_the_closest_names(target, suggestion):
+    proc = _optzoo("reproduce", target)
+    assert proc.returncode == 2
+    assert f"unknown paper {target!r}; did you mean {suggestion}" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert "predictions-smoothness, decision-metrics" not in proc.stderr  # no dump of all slugs
+    assert "kvda-uct" not in proc.stderr
+
+
+def test_unknown_target_without_close_name_points_to_list():
+    proc = _optzoo("reproduce", "zzzzzz")
+    assert proc.returncode == 2
+    assert "did you mean" not in proc.stderr and "optzoo list" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("area", sorted(
+    {a for a in registry.AREAS
+     if not any(p.area == a and p.status == "implemented" for p in registry.PAPERS)}))
+def test_reproduce_area_without_implemented_paper_fails(area, tmp_path):
+    out = tmp_path / "runs"
+    proc = _optzoo("reproduce", area, "--preset", "smoke", "--out", str(out))
+    assert proc.returncode != 0
+    assert f"area {area!r}: no implemented paper yet" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not out.exists()  # nothing ran, no index written
+
+
+def test_areas_without_implemented_paper_exist():
+    # the parametrized test above must not be vacuous while such areas exist
+    assert {"preference", "specdec", "scaling", "llm"} <= {
+        a for a in registry.AREAS
+        if not any(p.area == a and p.status == "implemented" for p in registry.PAPERS)}
+
+
+def test_list_shows_method_and_module_columns(capsys):
+    from pathlib import Path
+
+    import optzoo
+    from optzoo.cli import method_module
+
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["slug", "status", "area", "method", "module", "title"]
+    root = Path(optzoo.__file__).parent
+    for p in registry.PAPERS:
+        row = next(line for line in lines if line.startswith(p.slug + " "))
+        module = method_module(p)
+        assert p.method in row and f"  {module}  " in row, p.slug
+        if p.status == "implemented":
+            rel = Path(*module.split(".")[1:])
+            assert (root / rel).with_suffix(".py").is_file() or (root / rel).is_dir(), module
+        else:
+            assert module == "-"
+    assert method_module(registry.get("les")) == "optzoo.bo.les"
+    assert method_module(registry.get("f2sa-p")) == "optzoo.bilevel.f2sa"

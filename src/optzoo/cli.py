@@ -1,5 +1,12 @@
 """The ``optzoo`` command: ``list``, ``reproduce``, ``report``.
 
+Example::
+
+    optzoo --version
+    optzoo list                                   # slug, status, area, method, module, title
+    optzoo reproduce ham --preset smoke --jobs 1  # one paper
+    optzoo reproduce predictions                  # every implemented paper of an area
+
 Heavy imports (NumPy, the areas' libraries) happen only inside the command that needs them, so
 ``optzoo --help`` and ``optzoo list`` answer at once.  Every user error -- unknown slug, preset,
 override key, ill-typed value -- is one line on stderr and exit code 2, without a traceback.
@@ -17,6 +24,95 @@ from optzoo import registry
 from optzoo.errors import ConfigError, NotImplementedPaper, OptzooError
 
 EXIT_USAGE = 2
+
+# Where each implemented paper's method lives, where that is not ``optzoo.<area>.<name>`` with
+# ``<name>`` the module of its reproduction (``optzoo.<area>.reproduce.<name>``).
+_METHOD_MODULES = {
+    "predictions-smoothness": "optzoo.predictions.scheduling",
+    "adagrad-nesterov": "optzoo.optim.adaptive_preconditioning",
+    "steepest-mirror-flows": "optzoo.optim.steepest_descent",
+    "resurgence": "optzoo.optim.surge",
+    "entropic-barriers": "optzoo.landscape",
+    "kan-convergence": "optzoo.kan.kan_tangent_kernel",
+    "f2sa-p": "optzoo.bilevel.f2sa",
+    "bogrape": "optzoo.bo.graphs.bogrape",
+    "mofjsp-dcan": "optzoo.scheduling.dcan",
+    "quasi-equivariant-metanetworks": "optzoo.metanet.qe_nfn",
+}
+
+_EPILOG = """\
+examples:
+  optzoo list                                every paper: status, area, method, module
+  optzoo reproduce ham                       one paper, quick preset (runs/ham/quick/)
+  optzoo reproduce ham --preset smoke        a few seconds, every code path
+  optzoo reproduce optim --preset smoke      every implemented paper of an area
+  optzoo reproduce all --device cuda         every implemented paper, on a GPU
+  optzoo reproduce ham --set lr=0.1          override a preset field
+  optzoo report runs/ham/quick               rebuild a report from stored trials
+
+`optzoo COMMAND --help` shows a command's options and their defaults.
+"""
+
+_REPRODUCE_EPILOG = """\
+examples:
+  optzoo reproduce decision-metrics                      the quick preset
+  optzoo reproduce decision-metrics --preset full --seeds 10
+  optzoo reproduce predictions --preset smoke            every paper of an area
+  optzoo reproduce decision-metrics --set draws=5000     override a preset field
+  optzoo reproduce ham --seed-start 100                  the same claims on fresh seeds
+  optzoo reproduce all --backend ray --address ray://head:10001
+
+A rerun of the same command resumes: finished trials are kept in trials.jsonl.
+"""
+
+
+def method_module(paper: registry.Paper) -> str:
+    """The module that holds ``paper``'s method (``"-"`` while the paper is planned).
+
+    Example:
+        >>> method_module(registry.get("les"))
+        'optzoo.bo.les'
+    """
+    if paper.reproduction is None:
+        return "-"
+    if paper.slug in _METHOD_MODULES:
+        return _METHOD_MODULES[paper.slug]
+    name = paper.reproduction.partition(":")[0].rsplit(".", 1)[-1]
+    return f"optzoo.{paper.area}.{name}"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("optzoo")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        from optzoo import __version__
+
+        return __version__
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print optzoo's version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"optzoo {_version()}")
+        parser.exit(0)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's layout and shows each option's default (when it has one)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("%(default)" in text or not action.option_strings
+                or action.default in (None, False, [], argparse.SUPPRESS)):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def _parse_sets(pairs: list[str]) -> dict[str, str]:
@@ -63,19 +159,31 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``optzoo`` argument parser (usage errors: one line, exit code 2).
+
+    Example:
+        >>> build_parser().parse_args(["reproduce", "ham", "--preset", "smoke"]).preset
+        'smoke'
+    """
     parser = _Parser(
         prog="optzoo",
         description="The optimization methods of ICLR 2026 papers: use them, check their claims.",
+        epilog=_EPILOG, formatter_class=_HelpFormatter,
     )
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
 
-    p_list = sub.add_parser("list", help="list the registered papers and their status")
+    p_list = sub.add_parser("list", help="list the registered papers and their status",
+                            formatter_class=_HelpFormatter)
     p_list.add_argument("--markdown", action="store_true", help="print the README's table")
 
-    p_rep = sub.add_parser("reproduce", help="run a paper's reproduction and write its report")
+    p_rep = sub.add_parser("reproduce", help="run a paper's reproduction and write its report",
+                           epilog=_REPRODUCE_EPILOG, formatter_class=_HelpFormatter)
     p_rep.add_argument("target", help="a paper slug, an area name, or 'all'")
-    p_rep.add_argument("--preset", default="quick", choices=("smoke", "quick", "full"))
+    p_rep.add_argument("--preset", default="quick", choices=("smoke", "quick", "full"),
+                       help="smoke: every code path in seconds (not evidence); quick: every "
+                            "claim in about a minute; full: the paper's small-scale setting")
     p_rep.add_argument("--seeds", type=_positive_int, default=None,
                        help="number of seeds (overrides the preset's)")
     p_rep.add_argument("--seed-start", type=_nonneg_int, default=None, metavar="N",
@@ -84,14 +192,17 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a preset field (repeatable)")
     p_rep.add_argument("--jobs", type=_positive_int, default=None,
                        help="parallel workers (default: number of cores)")
-    p_rep.add_argument("--backend", default="local", choices=("local", "ray"))
+    p_rep.add_argument("--backend", default="local", choices=("local", "ray"),
+                       help="local: a process pool of --jobs workers; ray: one task per trial")
     p_rep.add_argument("--address", default=None,
                        help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
-    p_rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p_rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                       help="where torch-based trials put their tensors")
     p_rep.add_argument("--out", default="runs", type=_out_dir, help="root folder of runs")
     p_rep.add_argument("--quiet", action="store_true", help="no progress output")
 
-    p_report = sub.add_parser("report", help="rebuild a run's report from its stored trials")
+    p_report = sub.add_parser("report", help="rebuild a run's report from its stored trials",
+                              formatter_class=_HelpFormatter)
     p_report.add_argument("rundir", type=Path, help="a run folder, e.g. runs/<slug>/quick")
     return parser
 
@@ -100,9 +211,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.markdown:
         print(registry.markdown_table())
         return 0
-    width = max(len(p.slug) for p in registry.PAPERS)
-    for p in registry.PAPERS:
-        print(f"{p.slug:<{width}}  {p.status:<11}  {p.area:<12}  {p.title}")
+    rows = [("slug", "status", "area", "method", "module", "title")]
+    rows += [(p.slug, p.status, p.area, p.method, method_module(p), p.title)
+             for p in registry.PAPERS]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        cells = [f"{cell:<{w}}" for cell, w in zip(row[:5], widths, strict=True)]
+        print("  ".join([*cells, row[5]]))
     n = sum(p.status == "implemented" for p in registry.PAPERS)
     print(f"\n{n} implemented, {len(registry.PAPERS) - n} planned")
     return 0
@@ -115,6 +230,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if single and papers[0].status == "planned":
         papers[0].load()  # raises NotImplementedPaper with the message
     runnable = [p for p in papers if p.status == "implemented"]
+    if not runnable:  # an area whose papers are all planned, or that has no paper at all
+        planned = ", ".join(p.slug for p in papers)
+        raise NotImplementedPaper(
+            f"area {args.target!r}: no implemented paper yet"
+            + (f" (planned: {planned})" if planned else " (no paper registered)")
+            + "; see `optzoo list` for implemented papers")
     if overrides and len(runnable) > 1:
         raise ConfigError("--set applies to one paper's preset; name a single slug")
 
@@ -183,6 +304,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``optzoo`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code.
+
+    Example:
+        >>> main(["reproduce", "hamm"])   # prints to stderr: ... did you mean 'ham'? ...
+        2
+    """
     args = build_parser().parse_args(argv)
     handler = {"list": cmd_list, "reproduce": cmd_reproduce, "report": cmd_report}[args.command]
     try:

@@ -6,6 +6,7 @@ reproduction is named by ``"module:attribute"`` and imported only when it runs.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass
 
@@ -183,14 +184,27 @@ def get(slug: str) -> Paper:
     """The paper registered under ``slug``.
 
     Raises:
-        ConfigError: unknown slug (the message lists the known ones).
+        ConfigError: unknown slug; the message suggests the closest slugs or areas
+            ("did you mean ...") instead of listing all of them.
+
+    Example:
+        >>> get("ham").method
+        'HAM'
+        >>> try:
+        ...     get("hamm")
+        ... except ConfigError as err:
+        ...     print(str(err).partition("?")[0])
+        unknown paper 'hamm'; did you mean 'ham'
     """
     try:
         return _BY_SLUG[slug]
     except KeyError:
+        names = [*(p.slug for p in PAPERS), *AREAS, "all"]
+        close = difflib.get_close_matches(slug.lower(), names, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
         raise ConfigError(
-            f"unknown paper {slug!r}; expected a slug, an area or 'all' "
-            f"(slugs: {', '.join(sorted(p.slug for p in PAPERS))}; areas: {', '.join(AREAS)})"
+            f"unknown paper {slug!r}; {hint}expected a slug, an area or 'all' "
+            f"(see `optzoo list`)"
         ) from None
 
 
