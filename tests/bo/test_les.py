@@ -265,7 +265,7 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="steps"):
         TorchOptimizerDescent(steps=0)
     acqf = LocalEntropySearch(model, sequences=_sequences(_random_points(1, 2)))
-    with pytest.raises(AssertionError):  # BoTorch's q check: LES is defined for q = 1
+    with pytest.raises(ValueError, match="q = 1"):  # LES is defined for q = 1
         acqf(torch.rand(2, 2, D, dtype=torch.float64))
 
 

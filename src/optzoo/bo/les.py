@@ -1,4 +1,5 @@
-r"""Local Entropy Search (LES) as a BoTorch acquisition function, and the LES loop.
+r"""Local Entropy Search (LES), minimising by default (``maximize=True`` for BoTorch's maximisation
+convention), as a BoTorch acquisition function, and the LES loop.
 
 Paper: D. Stenger, A. Lindicke, A. von Rohr, S. Trimpe, "Local Entropy Search over Descent
 Sequences for Bayesian Optimization", ICLR 2026 (poster), OpenReview ``cPxmLZmFa7``,
@@ -115,6 +116,10 @@ class DescentOptimizer(Protocol):
     values f_s(x_s) (row s on sample s; differentiable), ``x0`` the ``S x d`` start points and
     ``bounds`` the ``2 x d`` box.  Returns the ``(T + 1) x S x d`` iterates, ``x0`` first.
     Derivative-free optimisers (CMA-ES) simply ignore the gradient.
+
+    :func:`draw_descent_sequences` always calls it in unit-cube coordinates (``bounds`` =
+    [0, 1]^d, ``fn`` composed with the affine map onto the model's box), so step sizes such as
+    Adam's ``lr`` are fractions of the box's side, whatever the box.
     """
 
     def __call__(self, fn: Callable[[Tensor], Tensor], x0: Tensor, bounds: Tensor) -> Tensor:
@@ -282,10 +287,26 @@ def draw_descent_sequences(
     """Steps 1-3 of LES: pathwise posterior samples, one descent run per sample from
     ``x_start``, arc-length discretisation.
 
+    The descent runs in the unit cube: x = lower + (upper − lower) · u, the optimiser steps in u
+    (so Adam's lr 0.002 is 0.2 % of each side of the box, as in the paper, which scales every
+    problem to [0, 1]^d) and the arc length is measured in u.  On the unit cube the map is the
+    identity.  The returned points are in the model's input coordinates.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> X = 20 * torch.rand(8, 2, dtype=torch.float64) - 10     # a raw box [-10, 10]^2
+        >>> gp = SingleTaskGP(X, (X ** 2).sum(-1, keepdim=True))
+        >>> box = torch.tensor([[-10.0, -10.0], [10.0, 10.0]], dtype=torch.float64)
+        >>> seq = draw_descent_sequences(gp, X[0], box, num_samples=4, num_points=3,
+        ...                              descent=adam_descent(steps=20), num_features=64)
+        >>> seq.points.shape
+        torch.Size([4, 3, 2])
+
     Args:
         model: a fitted single-output GP (any model :func:`draw_matheron_paths` supports).
         x_start: ``d`` (or ``1 x d``) start point, inside ``bounds``.
-        bounds: ``2 x d`` box the iterates are clipped to.
+        bounds: ``2 x d`` box of the model's inputs; the iterates are clipped to it.
         num_samples: S, number of sample paths.
         num_points: M, trace points per sequence.
         descent: the optimiser (default :func:`adam_descent`, the paper's setting).
@@ -312,19 +333,26 @@ def draw_descent_sequences(
             prior_sampler=partial(draw_kernel_feature_paths, num_features=num_features))
     sign = -1.0 if maximize else 1.0
 
-    def fn(x: Tensor) -> Tensor:  # S x d -> S, row s evaluated on sample s
-        return sign * paths(x.unsqueeze(-2)).squeeze(-1)
+    # the descent works in the unit cube u ∈ [0, 1]^d, x = lower + width · u (the identity,
+    # bit for bit, when bounds is the unit cube)
+    lower, width = bounds[0], bounds[1] - bounds[0]
+    unit = torch.stack([torch.zeros_like(lower), torch.ones_like(lower)])
+
+    def fn(u: Tensor) -> Tensor:  # S x d -> S, row s evaluated on sample s
+        return sign * paths((lower + width * u).unsqueeze(-2)).squeeze(-1)
 
     x0 = x_start.detach().expand(num_samples, d).clone()
+    u0 = ((x0 - lower) / width).clamp(0.0, 1.0)
     # eager kernel evaluation: the T sequential path evaluations are dominated by per-call overhead
     with _frozen(model), gpytorch.settings.lazily_evaluate_kernels(False):
-        trajectory = descent(fn, x0, bounds)
-    if trajectory.ndim != 3 or trajectory.shape[1:] != (num_samples, d):
+        unit_trajectory = descent(fn, u0, unit)
+    if unit_trajectory.ndim != 3 or unit_trajectory.shape[1:] != (num_samples, d):
         raise ValueError(f"descent: expected (T+1) x {num_samples} x {d} iterates, got shape "
-                         f"{tuple(trajectory.shape)}")
-    if not bool(torch.isfinite(trajectory).all()):
+                         f"{tuple(unit_trajectory.shape)}")
+    if not bool(torch.isfinite(unit_trajectory).all()):
         raise ValueError("descent: the optimiser returned non-finite iterates")
-    idx = arc_length_indices(trajectory, num_points)  # S x M
+    trajectory = lower + width * unit_trajectory.detach()
+    idx = arc_length_indices(unit_trajectory, num_points)  # S x M
     s_index = torch.arange(num_samples, device=idx.device).unsqueeze(-1)
     points = trajectory[idx, s_index]  # S x M x d
     with torch.no_grad():
@@ -338,14 +366,36 @@ def draw_descent_sequences(
 # -- the acquisition function ---------------------------------------------------------------------
 
 class LocalEntropySearch(AcquisitionFunction):
-    r"""LES: mutual information between f(x) and the distribution of descent sequences.
+    r"""LES for minimisation by default (the paper's): information about where descent sequences
+    from ``x_start`` go; ``maximize=True`` for BoTorch's maximisation convention.
 
     ``α(x) = ½ log σ²(x) − (1/S) Σ_s ½ log σ_s²(x)`` (module docstring, step 5): σ² the latent
     posterior variance given the data, σ_s² the same after also conditioning on the M noisy
     virtual observations along sample s's descent sequence.  Always ≥ 0; ≈ 0 far from every trace.
+    The descent runs in the unit cube mapped onto ``bounds``, so a raw box (say [−10, 10]^d) is
+    explored as far, relative to its size, as [0, 1]^d.  q = 1 only (as in the paper): a
+    ``batch x q x d`` input with q > 1, or pending points, raise ``ValueError``.
 
-    Example:
-        >>> acqf = LocalEntropySearch(model, x_start=x_best, bounds=bounds, num_samples=64)
+    Example (minimisation, the default: start from the lowest observation):
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch.optim import optimize_acqf_discrete
+        >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+        <torch._C.Generator object at ...>
+        >>> X = torch.rand(6, 2, dtype=torch.float64)
+        >>> Y = ((X - 0.3) ** 2).sum(-1, keepdim=True)
+        >>> gp = SingleTaskGP(X, Y).eval()
+        >>> bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+        >>> fast = adam_descent(steps=50)
+        >>> acqf = LocalEntropySearch(gp, x_start=X[Y.argmin()], bounds=bounds,
+        ...                           num_samples=8, num_points=4, descent=fast)
+        >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=acqf.candidates)
+        >>> x_next.shape
+        torch.Size([1, 2])
+
+    Example (maximisation, BoTorch's convention: start from the highest observation and ascend):
+        >>> acqf = LocalEntropySearch(gp, x_start=X[Y.argmax()], bounds=bounds, maximize=True,
+        ...                           num_samples=8, num_points=4, descent=fast)
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=acqf.candidates)
 
     Args:
@@ -356,7 +406,9 @@ class LocalEntropySearch(AcquisitionFunction):
         num_points: M, trace points per sequence (paper: 8).
         descent: the iterative optimiser (default: Adam, lr 0.002, 500 steps).
         num_features: random Fourier features per prior sample path (paper: 1,024).
-        maximize: run an ascent instead of a descent (the paper minimises).
+        maximize: run an ascent instead of a descent (default False: the paper minimises;
+            set True when the objective is maximised, as BoTorch's other acquisitions assume,
+            and start from the best i.e. highest observation).
         sequences: precomputed :class:`DescentSequences` (skips sampling and optimisation).
         noise_variance: variance of the virtual observations; default: the model's observation
             noise at each trace point.
@@ -388,6 +440,7 @@ class LocalEntropySearch(AcquisitionFunction):
                                                descent, num_features, maximize)
         self.sequences = sequences
         self.chunk_size = chunk_size
+        self.X_pending = None  # read by optimize_acqf_discrete; never set (q = 1 only)
         points = sequences.points  # S x M x d
         with torch.no_grad():
             latent = model.posterior(points)
@@ -430,9 +483,27 @@ class LocalEntropySearch(AcquisitionFunction):
             reds.append(half.square().sum(-2))  # S x b
         return torch.cat(vars_), torch.cat(reds, dim=-1)
 
-    @t_batch_mode_transform(expected_q=1)
+    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
+        """Pending points are not supported (LES is a q = 1 acquisition, as in the paper);
+        ``None`` or an empty tensor is accepted and clears them."""
+        if X_pending is not None and X_pending.numel() > 0:
+            raise ValueError(
+                "X_pending: LocalEntropySearch is a q = 1 acquisition function (the paper's) and "
+                "cannot account for pending points; use q=1 (e.g. optimize_acqf_discrete(acqf, "
+                "q=1, choices=acqf.candidates))")
+        super().set_X_pending(None)
+
     def forward(self, X: Tensor) -> Tensor:
-        """α at ``batch_shape x 1 x d`` points; returns ``batch_shape``."""
+        """α at ``batch_shape x 1 x d`` points (or ``1 x d``); returns ``batch_shape``."""
+        if isinstance(X, Tensor) and X.dim() >= 2 and X.shape[-2] != 1:
+            raise ValueError(
+                f"X: LocalEntropySearch is a q = 1 acquisition function (the paper's); expected "
+                f"batch_shape x 1 x d, got shape {tuple(X.shape)} (q = {X.shape[-2]}); call "
+                f"optimize_acqf / optimize_acqf_discrete with q=1")
+        return self._forward(X)
+
+    @t_batch_mode_transform(expected_q=1)
+    def _forward(self, X: Tensor) -> Tensor:
         batch = X.shape[:-2]
         flat = X.reshape(-1, X.shape[-1])
         var, reduction = self._reduction(flat)
@@ -606,6 +677,16 @@ def run_les(
         stop_epsilon: ε of the stopping rule (scaled units; paper 0.02).
         stop_fraction: stop once this fraction of samples has local regret < ε (None: never).
         callback: called as ``callback(iteration, acqf, x_next_unit)`` before each evaluation.
+
+    Example:
+        >>> import torch
+        >>> box = torch.tensor([[-10.0, -10.0], [10.0, 10.0]], dtype=torch.float64)
+        >>> res = run_les(lambda X: (X ** 2).sum(-1), box, budget=4,
+        ...               X_init=torch.tensor([[5.0, -4.0], [-3.0, 7.0]], dtype=torch.float64),
+        ...               num_samples=4, num_points=3, descent=adam_descent(steps=20),
+        ...               num_features=64)
+        >>> res.X.shape
+        torch.Size([4, 2])
     """
     _check_bounds(bounds)
     if stop_fraction is not None and not 0 < stop_fraction <= 1:

@@ -50,9 +50,12 @@ Example::
 from __future__ import annotations
 
 import copy
+import dataclasses
+import inspect
 import math
 import os
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -654,8 +657,84 @@ class Reinforce(Algorithm):
         return out
 
 
+# -- reward functions: optzoo's and TRL's conventions ----------------------------------------
+
+#: keyword arguments a reward function may take besides the dataset columns (TRL's names)
+_TRL_EXTRAS = ("completion_ids", "trainer_state", "log_metric", "log_extra")
+
+
+class _RewardCall:
+    """Calls one reward function in whichever convention its signature follows.
+
+    * TRL's (``GRPOTrainer(reward_funcs=...)``): parameters named ``prompts`` and/or
+      ``completions`` are passed by keyword, with the dataset columns (here the fields of
+      :class:`~optzoo.llm.tasks.Problem` other than ``prompt``, e.g. ``answer``, one value per
+      completion), ``completion_ids``, ``trainer_state``, ``log_metric`` and ``log_extra`` to
+      every parameter that names them, or all of them when it takes ``**kwargs``.
+    * optzoo's original one: any other ``f(prompts, completions)`` gets the two positionally
+      (plus the named extras it asks for).
+    """
+
+    def __init__(self, fn: Callable, available: Sequence[str], name: str):
+        if not callable(fn):
+            raise TypeError(f"{name}: expected a callable reward(prompts, completions, **kwargs) "
+                            f"-> list[float], got {type(fn).__name__}")
+        self.fn, self.name = fn, name
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # builtins, some C callables: the plain convention
+            self.keyword, self.var_kw, self.wanted = False, False, set()
+            return
+        kinds = inspect.Parameter
+        self.var_kw = any(p.kind is kinds.VAR_KEYWORD for p in params.values())
+        self.keyword = "prompts" in params or "completions" in params
+        self.takes_prompts = "prompts" in params or self.var_kw
+        named = [n for n, p in params.items()
+                 if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)]
+        if not self.keyword:
+            positional = [n for n, p in params.items() if p.kind in (
+                kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+            named = [n for n in named if n not in positional[:2]]
+        self.wanted = {n for n in named if n not in ("prompts", "completions")}
+        missing = [n for n in self.wanted if params[n].default is kinds.empty
+                   and n not in available]
+        if missing:
+            raise TypeError(f"{name}: parameter(s) {sorted(missing)} match no dataset column or "
+                            f"trainer keyword; available: {sorted(available)}")
+
+    def __call__(self, prompts: list[str], completions: list[str],
+                 extras: Callable[[], dict[str, Any]]) -> list:
+        kwargs = {}
+        if self.var_kw or self.wanted:
+            every = extras()
+            kwargs = every if self.var_kw else {k: every[k] for k in self.wanted if k in every}
+        if self.keyword:
+            if self.takes_prompts:
+                kwargs["prompts"] = prompts
+            return self.fn(completions=completions, **kwargs)
+        return self.fn(prompts, completions, **kwargs)
+
+
 class PolicyTrainer:
     """Rollout → reward → advantage → update, for any :class:`Algorithm` (module docstring).
+
+    Rewards follow TRL's ``reward_funcs`` convention as well as the plain one: ``reward`` may be
+    ``f(prompts, completions) -> list[float]``, or TRL-style ``f(prompts, completions,
+    answer, **kwargs)`` / ``f(completions, **kwargs)`` receiving the problems' columns by
+    keyword (``answer``: one per completion), ``completion_ids`` (token ids up to EOS),
+    ``trainer_state`` (a ``transformers.TrainerState`` with ``global_step`` and ``max_steps``),
+    ``log_metric(name, value)`` (averaged into the step's history row) and
+    ``log_extra(column, values)`` (kept in :attr:`completion_extras`).  A list of functions is
+    summed (TRL's default weights); ``None`` entries are skipped as in TRL (``nansum``).
+
+    Example::
+
+        def exact(prompts, completions, answer, **kwargs):        # a TRL reward function
+            return [float(c.strip() == a) for c, a in zip(completions, answer)]
+
+        trainer = PolicyTrainer(lm.model, lm.tokenizer, task, train, test, GRPO(group_size=8),
+                                TrainerConfig(steps=100), reward=exact)
+        trainer.fit()
 
     Args:
         model: a Hugging Face causal LM (trained in place), on the device to train on.
@@ -665,15 +744,15 @@ class PolicyTrainer:
         test: held-out problems (greedy accuracy on the first ``config.eval_size``).
         algorithm: the method.
         config: :class:`TrainerConfig`.
-        reward: optional ``reward(prompts, completions) -> list[float]`` replacing
-            ``task.reward`` (TRL's convention).
+        reward: optional reward function, or list of them, replacing ``task.reward``: the plain
+            ``reward(prompts, completions) -> list[float]`` or TRL's keyword convention (above).
         log: called with a progress line at every evaluation.
     """
 
     def __init__(self, model, tokenizer, task: Task, train: Sequence[Problem],
                  test: Sequence[Problem], algorithm: Algorithm,
                  config: TrainerConfig | None = None, *,
-                 reward: Callable[[list[str], list[str]], list[float]] | None = None,
+                 reward: Callable[..., list] | Sequence[Callable[..., list]] | None = None,
                  log: Callable[[str], None] | None = None):
         if not isinstance(task, Task):
             raise ValueError(f"task: expected an optzoo.llm Task, got {task!r}")
@@ -692,6 +771,19 @@ class PolicyTrainer:
         self.train, self.test = list(train), list(test)
         self.algorithm, self.config, self.log = algorithm, config, log
         self.reward_fn = task.reward if reward is None else reward
+        columns = sorted({f.name for p in self.train for f in dataclasses.fields(p)} - {"prompt"})
+        available = [*columns, *_TRL_EXTRAS]
+        if reward is None:
+            self._reward_calls = None  # task.reward(prompts, completions), as always
+        elif callable(reward):
+            self._reward_calls = [_RewardCall(reward, available, "reward")]
+        elif isinstance(reward, Sequence) and not isinstance(reward, str) and reward:
+            self._reward_calls = [_RewardCall(f, available, f"reward[{i}]")
+                                  for i, f in enumerate(reward)]
+        else:
+            raise TypeError(f"reward: expected a callable, a non-empty list of callables or "
+                            f"None, got {reward!r}")
+        self.completion_extras: dict[str, list] = {}
         self.device = next(model.parameters()).device
         self.max_new_tokens = config.max_new_tokens or 2 + max(
             len(tokenizer(p.answer, add_special_tokens=False)["input_ids"]) for p in self.train)
@@ -794,6 +886,52 @@ class PolicyTrainer:
             self.algorithm.setup(self)
             self._setup_done = True
 
+    def _rewards(self, r: Rollout, index: Sequence[int], k: int,
+                 logged: dict[str, list[float]]) -> Tensor:
+        """``(N,)`` float32 rewards of the rollout's completions (class docstring)."""
+        if self._reward_calls is None:
+            return torch.tensor(self.reward_fn(r.prompts, r.completions), dtype=torch.float32,
+                                device=self.device)
+        n = len(r.completions)
+        cache: dict[str, Any] = {}
+
+        def extras() -> dict[str, Any]:
+            if not cache:
+                rows = [self.train[i] for i in index for _ in range(k)]
+                for f in dataclasses.fields(rows[0]):
+                    if f.name != "prompt":
+                        cache[f.name] = [getattr(p, f.name, None) for p in rows]
+                mask = r.completion_mask.bool().cpu()
+                ids = r.completion_ids.cpu()
+                cache["completion_ids"] = [row[m].tolist() for row, m in zip(ids, mask,
+                                                                             strict=True)]
+                from transformers import TrainerState
+
+                cache["trainer_state"] = TrainerState(global_step=self.step,
+                                                      max_steps=self.config.steps)
+                cache["log_metric"] = lambda name, value: logged.setdefault(
+                    str(name), []).append(float(value))
+                cache["log_extra"] = lambda column, values: self.completion_extras.__setitem__(
+                    str(column), list(values))
+            return dict(cache)
+
+        columns = []
+        for call in self._reward_calls:
+            out = call(r.prompts, r.completions, extras)
+            out = list(out) if out is not None else out
+            if out is None or len(out) != n:
+                got = "None" if out is None else f"{len(out)} values"
+                raise ValueError(f"{call.name}: expected {n} rewards (one per completion), got "
+                                 f"{got}")
+            columns.append([math.nan if v is None else float(v) for v in out])
+        if len(columns) == 1 and not any(math.isnan(v) for v in columns[0]):
+            return torch.tensor(columns[0], dtype=torch.float32, device=self.device)
+        table = torch.tensor(columns, dtype=torch.float32, device=self.device)  # F x N
+        if bool(table.isnan().all(0).any()):
+            warnings.warn("reward: every reward function returned None for some completions; "
+                          "their reward is 0 (TRL's nansum)", stacklevel=3)
+        return table.nansum(0)
+
     def train_step(self) -> dict[str, float]:
         """One step: select prompts, sample, reward, update; returns (and logs) its metrics."""
         self._setup()
@@ -802,8 +940,8 @@ class PolicyTrainer:
         index, k = self.algorithm.select(self, step)
         sampler = self.algorithm.sampler(self, step)
         r = self.sample(sampler, [self.train[i].prompt for i in index], k)
-        rewards = torch.tensor(self.reward_fn(r.prompts, r.completions), dtype=torch.float32,
-                               device=self.device)
+        logged: dict[str, list[float]] = {}
+        rewards = self._rewards(r, index, k, logged)
         correct = torch.tensor(self.task.correct(r.prompts, r.completions), device=self.device)
         batch = Batch(r, rewards, correct,
                       torch.tensor(index, device=self.device).repeat_interleave(k), k)
@@ -817,7 +955,8 @@ class PolicyTrainer:
         row = {"step": self.step, "reward": rewards.mean().item(),
                "accuracy": correct.float().mean().item(), "tokens": tokens,
                "tokens_per_s": tokens / dt, "samples": self.samples,
-               "syncs": self.algorithm.syncs(self.step), "wall_s": self.wall_s, **metrics}
+               "syncs": self.algorithm.syncs(self.step), "wall_s": self.wall_s, **metrics,
+               **{name: float(np.mean(v)) for name, v in logged.items()}}
         ev = self.config.eval_every
         if (ev and self.step % ev == 0) or self.step == self._final_step:
             row["test_accuracy"] = self.evaluate()

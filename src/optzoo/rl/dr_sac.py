@@ -55,10 +55,14 @@ Choices where the code and the brief differ, taken here and recorded:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
+import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -317,26 +321,70 @@ class OfflineData:
                                                      self.next_states, self.terminated)))
 
 
+_FORMAT = 1  # version of the files written by DRSAC.save
+
+
+def _action_bounds(action_space, action_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of the env's action box: a gymnasium ``Box`` (anything with ``low`` and
+    ``high``), a ``(low, high)`` pair, or None for [−1, 1]."""
+    if action_space is None:
+        return -np.ones(action_dim, np.float32), np.ones(action_dim, np.float32)
+    if hasattr(action_space, "low") and hasattr(action_space, "high"):
+        low, high = action_space.low, action_space.high
+    elif isinstance(action_space, (tuple, list)) and len(action_space) == 2:
+        low, high = action_space
+    else:
+        raise TypeError(f"action_space: expected a gymnasium Box, a (low, high) pair or None, "
+                        f"got {type(action_space).__name__}")
+    low = np.broadcast_to(np.asarray(low, np.float32), (action_dim,)).copy()
+    high = np.broadcast_to(np.asarray(high, np.float32), (action_dim,)).copy()
+    if not (np.isfinite(low).all() and np.isfinite(high).all() and (low < high).all()):
+        raise ValueError(f"action_space: expected finite bounds with low < high in each of the "
+                         f"{action_dim} dimensions, got low={low}, high={high}")
+    return low, high
+
+
 class DRSAC:
     """Offline DR-SAC (``config.robust``) or offline SAC on a fixed dataset.
 
-    Example::
+    The actor works in [−1, 1]^|A| (the dataset's actions are scaled to it): :meth:`act` returns
+    such actions, :meth:`predict` (Stable-Baselines3's signature) maps them onto the env's
+    ``action_space``.  :meth:`state_dict` / :meth:`load_state_dict` and :meth:`save` /
+    :meth:`load` resume training exactly (RNG states included).
 
-        agent = DRSAC(data, DRSACConfig(delta=0.1), seed=0)
-        agent.fit(10_000)
-        action = agent.act(obs)            # numpy, in [-1, 1]^|A|
+    Example:
+        >>> import gymnasium as gym
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> n = 64
+        >>> s = torch.randn(n, 3, generator=g)
+        >>> a = torch.rand(n, 1, generator=g) * 2 - 1    # actions scaled to [-1, 1]
+        >>> data = OfflineData(s, a, torch.randn(n, generator=g),
+        ...                    s + 0.1 * torch.randn(n, 3, generator=g), torch.zeros(n))
+        >>> cfg = DRSACConfig(hidden=(16, 16), next_samples=4, batch_size=16,
+        ...                   model_pretrain_steps=5)
+        >>> box = gym.spaces.Box(-2.0, 2.0, (1,))        # Pendulum's torque range
+        >>> agent = DRSAC(data, cfg, seed=0, action_space=box).fit(10)
+        >>> action, _ = agent.predict(s[0].numpy())      # in [-2, 2], as Stable-Baselines3
+        >>> bool(abs(action[0]) <= 2.0) and action.shape == (1,)
+        True
+        >>> bool(abs(agent.act(s[0].numpy())[0]) <= 1.0)  # act(): the actor's [-1, 1]
+        True
 
     Args:
         data: the offline dataset (:class:`OfflineData`).
         config: hyper-parameters.
         seed: seeds the networks and the minibatch sampler.
         device: torch device.
+        action_space: the env's action box (a gymnasium ``Box`` or a ``(low, high)`` pair) that
+            :meth:`predict` scales the actor's [−1, 1] actions to; None: [−1, 1].
     """
 
     def __init__(self, data: OfflineData, config: DRSACConfig | None = None, seed: int = 0,
-                 device: str | torch.device = "cpu"):
+                 device: str | torch.device = "cpu", action_space=None):
         self.cfg = cfg = config or DRSACConfig()
         self.device = torch.device(device)
+        self.action_low, self.action_high = _action_bounds(action_space, data.actions.shape[1])
         self.data = data.to(self.device)
         self._gen = torch.Generator(device=self.device).manual_seed(int(seed) + 1)
         torch.manual_seed(int(seed))
@@ -513,23 +561,158 @@ class DRSAC:
 
     def fit(self, steps: int, callback: Callable[[int, dict], None] | None = None,
             every: int = 1000) -> DRSAC:
-        """Pre-train the VAE (robust only, first call) and run ``steps`` updates."""
-        if steps < 0:
-            raise ValueError(f"steps: expected >= 0, got {steps}")
+        """Pre-train the VAE (robust only, first call) and run ``steps`` updates.
+
+        Args:
+            steps: agent updates to run (≥ 0); training resumes where the last call stopped.
+            callback: called as ``callback(step, info)`` after each update whose total step
+                count (``self.steps``, counted over all calls and across :meth:`load`) is a
+                multiple of ``every``; ``info`` is that update's dict of losses (``q_loss``,
+                ``v_loss``, ``actor_loss``, ``alpha``, ``target_mean``, ``model_loss`` when
+                robust).  A warning says so when no update of this call will reach such a step.
+            every: period of the callback in updates (≥ 1, default 1000; ``every=1``: each
+                update).
+
+        Example:
+            >>> import torch
+            >>> s = torch.randn(32, 3)
+            >>> data = OfflineData(s, torch.rand(32, 1) * 2 - 1, torch.randn(32), s, 0 * s[:, 0])
+            >>> cfg = DRSACConfig(hidden=(8,), next_samples=2, batch_size=8, model_pretrain_steps=1)
+            >>> seen = []
+            >>> agent = DRSAC(data, cfg).fit(4, callback=lambda step, info: seen.append(step),
+            ...                              every=2)
+            >>> len(seen)
+            2
+        """
+        if not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"steps: expected an integer >= 0, got {steps!r}")
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"every: expected an integer >= 1, got {every!r}")
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback: expected a callable (step, info) -> None, got "
+                            f"{type(callback).__name__}")
+        if callback is not None and steps > 0 and (self.steps + steps) // every == \
+                self.steps // every:
+            warnings.warn(f"fit: the callback will not fire: it runs every {every} updates and "
+                          f"this call goes from step {self.steps} to {self.steps + steps}; "
+                          f"pass a smaller every=", stacklevel=2)
         if self.cfg.robust and self.model_steps == 0:
             self.pretrain_model()
-        for i in range(steps):
+        for _ in range(steps):
             info = self.update()
-            if callback is not None and (i + 1) % every == 0:
+            if callback is not None and self.steps % every == 0:
                 callback(self.steps, info)
         return self
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, deterministic: bool = True) -> np.ndarray:
-        """Actions in [−1, 1]^|A| for a state (|S|,) or a batch (n, |S|)."""
+        """The actor's actions, in [−1, 1]^|A| (the dataset's scaled units; :meth:`predict`
+        gives env-scaled ones), for a state (|S|,) or a batch (n, |S|)."""
         obs = np.asarray(obs, dtype=np.float32)
         single = obs.ndim == 1
         s = torch.as_tensor(np.atleast_2d(obs), device=self.device)
         a, _ = self.actor(self.normalize(s), deterministic=deterministic, with_logprob=False)
         a = a.cpu().numpy()
         return a[0] if single else a
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, None]:
+        """Stable-Baselines3's ``predict``: ``(actions, None)`` with the actions in the env's
+        ``action_space`` (``low + (a + 1)/2 · (high − low)`` of :meth:`act`'s a ∈ [−1, 1]),
+        for one observation (|S|,) or a batch (n, |S|).  ``state`` and ``episode_start`` are
+        accepted for compatibility (the policy is not recurrent).  Deterministic by default
+        (the mean action, as offline evaluation uses); ``deterministic=False`` samples."""
+        a = self.act(observation, deterministic=deterministic)
+        low, high = self.action_low, self.action_high
+        return (low + 0.5 * (a + 1.0) * (high - low)).astype(np.float32), None
+
+    # -- checkpoints -----------------------------------------------------------------------
+
+    def _modules(self) -> dict[str, Any]:
+        out = {"actor": self.actor, "q1": self.q1, "q2": self.q2, "v": self.v,
+               "v_target": self.v_target, "actor_opt": self.actor_opt, "q_opt": self.q_opt,
+               "v_opt": self.v_opt, "alpha_opt": self.alpha_opt}
+        if self.cfg.robust:
+            out.update(model=self.model, model_opt=self.model_opt, g=self.g, g_opt=self.g_opt)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything training depends on: networks, optimisers (learning rates included),
+        log α, state statistics, step counters, the minibatch generator's and torch's global
+        RNG states (the actor and the VAE sample from the latter), so that
+        :meth:`load_state_dict` continues bit for bit like an uninterrupted run on the same
+        device."""
+        sd: dict[str, Any] = {k: m.state_dict() for k, m in self._modules().items()}
+        sd.update(log_alpha=self.log_alpha.detach().clone(), s_mean=self.s_mean.clone(),
+                  s_std=self.s_std.clone(), steps=self.steps, model_steps=self.model_steps,
+                  timing=dict(self.timing), generator=self._gen.get_state(),
+                  torch_rng=torch.get_rng_state())
+        if self.device.type == "cuda":
+            sd["cuda_rng"] = torch.cuda.get_rng_state(self.device)
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output into an agent built with the same config and
+        data shapes (this also sets torch's global RNG state, as a resumed run needs)."""
+        missing = [k for k in (*self._modules(), "log_alpha", "steps", "generator")
+                   if k not in state_dict]
+        if missing:
+            raise ValueError(f"state_dict: missing entries {missing} (a DRSAC.state_dict() with "
+                             f"robust={self.cfg.robust} expected)")
+        for k, m in self._modules().items():
+            m.load_state_dict(state_dict[k])
+        with torch.no_grad():
+            self.log_alpha.copy_(state_dict["log_alpha"])
+            self.s_mean.copy_(state_dict["s_mean"])
+            self.s_std.copy_(state_dict["s_std"])
+        self.steps, self.model_steps = int(state_dict["steps"]), int(state_dict["model_steps"])
+        self.timing = dict(state_dict.get("timing", self.timing))
+        self._gen.set_state(state_dict["generator"].cpu())
+        torch.set_rng_state(state_dict["torch_rng"].cpu())
+        if "cuda_rng" in state_dict and self.device.type == "cuda":
+            torch.cuda.set_rng_state(state_dict["cuda_rng"].cpu(), self.device)
+
+    def save(self, path: str | os.PathLike, include_data: bool = True) -> None:
+        """Write the agent to ``path`` (one ``torch.save`` file: config, action bounds,
+        :meth:`state_dict` and, with ``include_data``, the offline dataset) for :meth:`load`."""
+        blob = {"format": _FORMAT, "config": dataclasses.asdict(self.cfg),
+                "action_low": self.action_low.tolist(), "action_high": self.action_high.tolist(),
+                "state": self.state_dict(), "data": None}
+        if include_data:
+            d = self.data
+            blob["data"] = {f.name: getattr(d, f.name).cpu() for f in dataclasses.fields(d)}
+        torch.save(blob, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, data: OfflineData | None = None,
+             device: str | torch.device = "cpu") -> DRSAC:
+        """An agent from a :meth:`save` file, ready to ``predict`` or to continue ``fit``
+        exactly where it stopped.  ``data``: the dataset, needed when the file was written with
+        ``include_data=False``.
+
+        Example:
+            >>> import os, tempfile
+            >>> import torch
+            >>> s = torch.randn(32, 3)
+            >>> data = OfflineData(s, torch.rand(32, 1) * 2 - 1, torch.randn(32), s, 0 * s[:, 0])
+            >>> cfg = DRSACConfig(hidden=(8,), next_samples=2, batch_size=8, model_pretrain_steps=1)
+            >>> agent = DRSAC(data, cfg).fit(2)
+            >>> path = os.path.join(tempfile.mkdtemp(), "agent.pt")
+            >>> agent.save(path)
+            >>> DRSAC.load(path).steps == agent.steps
+            True
+        """
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
+            raise ValueError(f"path: {os.fspath(path)!r} is not a DRSAC.save file")
+        if data is None:
+            if blob["data"] is None:
+                raise ValueError("data: the file was saved without its dataset "
+                                 "(include_data=False); pass data=")
+            data = OfflineData(**blob["data"])
+        cfg = DRSACConfig(**{k: tuple(v) if isinstance(v, list) else v
+                             for k, v in blob["config"].items()})
+        agent = cls(data, cfg, device=device,
+                    action_space=(np.asarray(blob["action_low"]), np.asarray(blob["action_high"])))
+        agent.load_state_dict(blob["state"])
+        return agent

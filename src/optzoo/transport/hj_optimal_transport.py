@@ -53,6 +53,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 Potential = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -210,12 +212,45 @@ def _as_labels(name: str, y, n: int) -> np.ndarray:
     return arr
 
 
-class HJOptimalTransport:
+def _as_weights(name: str, w, n: int) -> np.ndarray | None:
+    """Sample weights of an empirical measure, normalised to sum 1 (None: uniform)."""
+    if w is None:
+        return None
+    arr = np.asarray(w, dtype=np.float64)
+    if arr.shape != (n,):
+        raise ValueError(f"{name}: expected shape ({n},) (one weight per point), got {arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any() or not arr.sum() > 0:
+        raise ValueError(f"{name}: expected finite non-negative weights with a positive sum")
+    return arr / arr.sum()
+
+
+class HJOptimalTransport(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Neural Characteristic Flow: an OT map and its inverse from one HJ potential u_θ(x, t).
 
-    scikit-learn style: ``fit(X_source, X_target)`` then ``transform`` (source → target) and
-    ``inverse_transform`` (target → source).  See the module docstring for the loss and the
-    readings of the paper.
+    A scikit-learn estimator (``get_params`` / ``set_params``, :func:`sklearn.base.clone`,
+    ``NotFittedError`` before ``fit``) with POT's ``ot.da`` keyword names:
+    ``fit(Xs=..., Xt=...)`` then ``transform(Xs=...)`` (source → target) and
+    ``inverse_transform(Xt=...)`` (target → source); ``fit_transform(Xs, Xt)`` maps the
+    training source points.  Positionally ``fit(Xs, Xt, ys, yt)`` (POT's positional order is
+    ``Xs, ys, Xt, yt``: pass keywords when porting POT code).  Sample weights ``a`` (source) and
+    ``b`` (target) make μ̂ = Σ a_i δ_{x_i} and ν̂ = Σ b_j δ_{y_j}: the MMD term's minibatches
+    are drawn with these probabilities (an unbiased estimate of E(T#μ̂, ν̂)); the HJ term's
+    collocation measure ϱ does not depend on them.  See the module docstring for the loss and
+    the readings of the paper.
+
+    Example:
+        >>> import numpy as np
+        >>> from sklearn.base import clone
+        >>> rng = np.random.default_rng(0)
+        >>> Xs = rng.standard_normal((64, 2))
+        >>> Xt = 2.0 * rng.standard_normal((64, 2)) + 3.0
+        >>> ot_map = HJOptimalTransport(hidden=16, layers=2, steps=20, batch_size=32)
+        >>> ot_map.fit(Xs=Xs, Xt=Xt).transform(Xs=Xs).shape
+        (64, 2)
+        >>> ot_map.inverse_transform(Xt=Xt).shape
+        (64, 2)
+        >>> clone(ot_map).set_params(steps=10).get_params()["steps"]
+        10
 
     Args:
         hidden: width of the MLP u_θ(x, t).
@@ -311,21 +346,27 @@ class HJOptimalTransport:
 
     # -- training -------------------------------------------------------------------------
 
-    def fit(self, X_source, X_target, y_source=None, y_target=None) -> HJOptimalTransport:
-        """Train u_θ on samples of μ (``X_source``, shape (n, d)) and ν (``X_target``, (m, d)).
+    def fit(self, Xs=None, Xt=None, ys=None, yt=None, *, a=None, b=None) -> HJOptimalTransport:
+        """Train u_θ on samples of μ (``Xs``, shape (n, d)) and ν (``Xt``, (m, d)).
 
-        With ``y_source`` and ``y_target`` (one label per point, the same label set), the MMD
-        term is the class-wise average (class-conditional OT, one shared network).
+        With ``ys`` and ``yt`` (one label per point, the same label set), the MMD term is the
+        class-wise average (class-conditional OT, one shared network).  ``a`` (n,) and ``b``
+        (m,) are optional non-negative sample weights of the source and target points
+        (normalised to sum 1; within a class when labels are given).
 
         Raises:
-            ValueError: bad shapes, non-finite values, or mismatched label sets.
+            ValueError: missing or badly shaped inputs, non-finite values, bad weights, or
+                mismatched label sets.
             FloatingPointError: the loss became non-finite during training.
         """
         self._check_params()
-        xs = _as_points("X_source", X_source)
-        xt = _as_points("X_target", X_target, dim=xs.shape[1])
-        if (y_source is None) != (y_target is None):
-            raise ValueError("y_source, y_target: give both labels or neither")
+        if Xs is None or Xt is None:
+            raise ValueError("Xs, Xt: both the source and the target samples are required")
+        xs = _as_points("Xs", Xs)
+        xt = _as_points("Xt", Xt, dim=xs.shape[1])
+        wa, wb = _as_weights("a", a, xs.shape[0]), _as_weights("b", b, xt.shape[0])
+        if (ys is None) != (yt is None):
+            raise ValueError("ys, yt: give both labels or neither")
         t0 = time.perf_counter()
         self.dim_ = xs.shape[1]
         pooled = np.concatenate([xs, xt])
@@ -339,7 +380,7 @@ class HJOptimalTransport:
         self.model_ = PotentialNet(self.dim_, self.hidden, self.layers, self.activation).to(
             device=self.device, dtype=self.dtype)
         zs, zt = self._to_z(xs), self._to_z(xt)
-        groups = self._groups(zs, zt, y_source, y_target)
+        groups = self._groups(zs, zt, ys, yt, wa, wb)
         zpool = torch.cat([zs, zt])
         lo, hi = zpool.min(0).values, zpool.max(0).values
         pad = self.box_margin * (hi - lo)
@@ -355,8 +396,10 @@ class HJOptimalTransport:
         self.history_ = {"loss": [], "hj": [], "mmd": []}
         kw = {"cost_power": self.cost_power, "eps": self.grad_eps}
 
-        def draw(n: int, upto: int) -> torch.Tensor:
-            return torch.randint(0, upto, (n,), generator=g).to(self.device)
+        def draw(n: int, upto: int, weights: torch.Tensor | None = None) -> torch.Tensor:
+            if weights is None:
+                return torch.randint(0, upto, (n,), generator=g).to(self.device)
+            return torch.multinomial(weights, n, replacement=True, generator=g).to(self.device)
 
         for step in range(self.steps):
             # collocation (x, t) ~ ϱ × U[0, t_f]
@@ -370,8 +413,8 @@ class HJOptimalTransport:
             l_hj = (resid(self._u, xc, tc, **kw) ** 2).mean() if self.hj_weight > 0 else \
                 torch.zeros((), device=self.device, dtype=self.dtype)
             l_mmd = torch.zeros((), device=self.device, dtype=self.dtype)
-            for gs, gt in groups:
-                bs, bt = gs[draw(per, gs.shape[0])], gt[draw(per, gt.shape[0])]
+            for gs, gt, ws, wt in groups:
+                bs, bt = gs[draw(per, gs.shape[0], ws)], gt[draw(per, gt.shape[0], wt)]
                 if self.lam > 0:
                     ts = forward_map(self._u, bs, self.t_final, create_graph=True, **kw)
                     l_mmd = l_mmd + self.lam * energy_distance(ts, bt) / len(groups)
@@ -395,26 +438,37 @@ class HJOptimalTransport:
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def _groups(self, zs, zt, y_source, y_target) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def _groups(self, zs, zt, y_source, y_target, wa=None, wb=None) -> list[tuple]:
+        """(source, target, source weights, target weights) per class; weights are float64 CPU
+        tensors summing to 1 within the class, or None (uniform)."""
+
+        def weights(w: np.ndarray | None, mask: np.ndarray | None, name: str):
+            if w is None:
+                return None
+            w = w if mask is None else w[mask]
+            if not w.sum() > 0:
+                raise ValueError(f"{name}: every class needs a positive total weight")
+            return torch.as_tensor(w / w.sum())
+
         if y_source is None:
-            return [(zs, zt)]
-        ys = _as_labels("y_source", y_source, zs.shape[0])
-        yt = _as_labels("y_target", y_target, zt.shape[0])
+            return [(zs, zt, weights(wa, None, "a"), weights(wb, None, "b"))]
+        ys = _as_labels("ys", y_source, zs.shape[0])
+        yt = _as_labels("yt", y_target, zt.shape[0])
         classes = np.unique(ys)
         if not np.array_equal(classes, np.unique(yt)):
-            raise ValueError(f"y_source, y_target: expected the same label set, got "
+            raise ValueError(f"ys, yt: expected the same label set, got "
                              f"{classes.tolist()} and {np.unique(yt).tolist()}")
         out = []
         for c in classes:
             out.append((zs[torch.as_tensor(ys == c, device=self.device)],
-                        zt[torch.as_tensor(yt == c, device=self.device)]))
+                        zt[torch.as_tensor(yt == c, device=self.device)],
+                        weights(wa, ys == c, "a"), weights(wb, yt == c, "b")))
         return out
 
     # -- maps -----------------------------------------------------------------------------
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            raise RuntimeError("HJOptimalTransport: call fit before transform")
+        check_is_fitted(self, "model_")  # sklearn's NotFittedError
 
     def _apply(self, name: str, X, fn, batch: int) -> np.ndarray:
         self._check_fitted()
@@ -429,13 +483,17 @@ class HJOptimalTransport:
                                         self.grad_eps)))
         return np.concatenate(outs) if outs else arr.copy()
 
-    def transform(self, X, batch_size: int = 65536) -> np.ndarray:
-        """T(x) = x + t_f ∇H(∇u(x, 0)) for source points ``X`` (n, d) → (n, d)."""
-        return self._apply("X", X, forward_map, batch_size)
+    def transform(self, Xs=None, batch_size: int = 65536) -> np.ndarray:
+        """T(x) = x + t_f ∇H(∇u(x, 0)) for source points ``Xs`` (n, d) → (n, d)."""
+        if Xs is None:
+            raise ValueError("Xs: expected the source points to map, got None")
+        return self._apply("Xs", Xs, forward_map, batch_size)
 
-    def inverse_transform(self, Y, batch_size: int = 65536) -> np.ndarray:
-        """T⁻¹(y) = y − t_f ∇H(∇u(y, t_f)) for target points ``Y`` (m, d) → (m, d)."""
-        return self._apply("Y", Y, inverse_map, batch_size)
+    def inverse_transform(self, Xt=None, batch_size: int = 65536) -> np.ndarray:
+        """T⁻¹(y) = y − t_f ∇H(∇u(y, t_f)) for target points ``Xt`` (m, d) → (m, d)."""
+        if Xt is None:
+            raise ValueError("Xt: expected the target points to map back, got None")
+        return self._apply("Xt", Xt, inverse_map, batch_size)
 
     def potential(self, X, t: float = 0.0) -> np.ndarray:
         """u_θ(z, t) at the standardised points z of ``X`` (n, d) → (n,)."""
