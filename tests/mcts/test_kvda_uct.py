@@ -235,3 +235,81 @@ def test_benchmark_row_tiny(monkeypatch):
         row = fn()
         assert {"name", "method", "peer", "method_s", "peer_s"} <= set(row)
         assert row["method_s"] > 0 and row["peer_s"] > 0
+
+
+# -- verdicts (issue 18): synthetic cells where the old rules passed and the new ones must not
+
+
+def _cell_results(cells, eps=()):
+    """Results of ``cells[(domain, C)][agent] = [(return, q_ratio) per seed]``."""
+    from optzoo.experiment import Trial
+
+    out = []
+    for (dom, c), agents in cells.items():
+        for agent, rows in agents.items():
+            for seed, (ret, q) in enumerate(rows):
+                params = {"episodes": 1, "iterations": 20, "c": float(c)}
+                method = agent
+                if agent.startswith("eps_oga:"):
+                    method = "eps_oga"
+                    params.update(eps_a=float(agent.split(":")[1]), eps_t=0.0)
+                out.append(Result(Trial(method, dom, seed, params),
+                                  {"return": float(ret), "q_ratio": float(q)}))
+    return out
+
+
+def _claims(results):
+    from optzoo.mcts.reproduce import kvda_uct as repro
+
+    cfg = repro.PRESETS["quick"]
+    return repro._claims(repro._cells(results), cfg)
+
+
+def test_kvda_ties_with_oga_are_not_wins():
+    # every cell: KVDA and OGA play and compress identically (the old claim 2 needed 2/3 of the
+    # non-ties: with one noisy win and two ties it held; claim 1 is a tie too)
+    same = [(-20.0, 1.5), (-22.0, 1.6), (-21.0, 1.4)]
+    noisy = [(-10.0, 1.5), (-30.0, 1.6), (-21.0, 1.4)]
+    cells = {("sailing_wind", 1.0): {"kvda": same, "oga": same, "uct": same},
+             ("sailing_wind", 2.0): {"kvda": same, "oga": same, "uct": same},
+             ("sailing_wind", 4.0): {"kvda": noisy, "oga": same, "uct": same}}
+    claims = _claims(_cell_results(cells))
+    assert [c.verdict.test for c in claims] == ["all_of", "at_least", "all_of"]
+    assert claims[0].status == "not held"   # no more abstractions than OGA
+    assert claims[1].status == "not held"   # two ties, one noisy cell: 2 of 3 cannot be reached
+    # equal to UCT in two cells; the noisy cell cannot show "not worse" (the old rule, "no CI
+    # entirely below 0", passed it)
+    assert claims[2].status == "inconclusive"
+    assert [v.verdict for _, v in claims[2].verdict.cells] == ["held", "held", "inconclusive"]
+
+
+def test_kvda_below_uct_in_one_cell_fails_every_cell_claim():
+    good = [(-20.0, 2.0), (-21.0, 2.1), (-19.0, 1.9)]
+    oga = [(-25.0, 1.2), (-26.0, 1.3), (-24.5, 1.1)]
+    # the old claim 3 passed while no cell's CI lay entirely below 0: a noisy loss of 5 passed
+    worse = [(-24.0, 2.0), (-27.0, 2.1), (-25.0, 1.9)]
+    cells = {("sailing_wind", 1.0): {"kvda": good, "oga": oga, "uct": good},
+             ("sailing_wind", 2.0): {"kvda": good, "oga": oga, "uct": good},
+             ("sailing_wind", 4.0): {"kvda": worse, "oga": oga, "uct": good}}
+    claims = _claims(_cell_results(cells))
+    assert claims[0].status == "held" and claims[1].status == "held"
+    assert claims[2].status == "not held"
+    assert dict(claims[2].verdict.cells)["sailing_wind it=20 C=4"].verdict == "not held"
+
+
+def test_tuned_eps_oga_on_a_grid_edge_makes_the_cell_inconclusive():
+    kv = [(-20.0, 2.0), (-21.0, 2.1), (-19.0, 1.9)]
+    oga = [(-25.0, 1.2), (-26.0, 1.3), (-24.5, 1.1)]
+    # ε_a = 2 is the best of {0 (OGA), 1, 2}: an edge that is no hard limit
+    eps = {"eps_oga:1": [(-23.0, 1.3)] * 3, "eps_oga:2": [(-20.5, 1.5), (-21.0, 1.5),
+                                                         (-19.5, 1.5)]}
+    cells = {("sailing_wind", c): {"kvda": kv, "oga": oga, "uct": kv, **eps}
+             for c in (1.0, 2.0, 4.0)}
+    claim = _claims(_cell_results(cells))[3]
+    assert claim.verdict.test == "at_least" and claim.status == "inconclusive"
+    assert all("grid edge" in v.reason for _, v in claim.verdict.cells)
+    # with 999999 ("ignore the reward", a hard limit) best, the cells are decided
+    eps["eps_oga:999999"] = eps.pop("eps_oga:2")
+    cells = {("sailing_wind", c): {"kvda": kv, "oga": oga, "uct": kv, **eps}
+             for c in (1.0, 2.0, 4.0)}
+    assert _claims(_cell_results(cells))[3].status == "held"

@@ -197,3 +197,62 @@ def test_slope_fit_recovers_a_power_law():
     ks = [100, 1000, 10000]
     assert repro.slope(ks, [3 * k ** 0.75 for k in ks]) == pytest.approx(0.75)
     assert np.isnan(repro.slope(ks, [1.0, -1.0, 2.0]))
+
+
+# -- verdicts (issue 18): the not-acting check and the slope test
+
+
+def _shaped(cfg, regret, violation, dual_max):
+    """Results on the preset's trials with regret / violation given as functions of (K, seed)."""
+    from optzoo.experiment import Trial
+
+    out = []
+    for t in repro.trials(cfg):
+        K = int(t.params["K"])
+        out.append(Result(Trial(t.method, t.problem, t.seed, t.params),
+                          {"regret": regret(K, t.seed), "violation": violation(K, t.seed),
+                           "dual_max": dual_max, "K": K}))
+    return out
+
+
+def test_smoke_claims_are_inconclusive_when_the_policy_stays_uniform(tmp_path):
+    cfg = repro.PRESETS["smoke"]
+    results = [Result(trial=t, metrics=repro.run_trial(t, "cpu")) for t in repro.trials(cfg)]
+    pdpo = [r for r in results if r.trial.method == "pdpo"]
+    # the smoke runs' policies barely move, and the dual never leaves 0
+    assert max(repro.policy_move(r) for r in pdpo) < cfg.min_policy_move
+    assert max(r.metrics["dual_max"] for r in pdpo) == 0.0
+    claims = repro.summarize(results, cfg, tmp_path).claims
+    assert [c.status for c in claims] == ["inconclusive", "inconclusive"]
+    assert all("does not act" in c.verdict.reason for c in claims)
+
+
+def test_a_moving_policy_is_decided_by_the_slope_test():
+    import dataclasses
+
+    cfg = dataclasses.replace(repro.PRESETS["smoke"], ks=(20, 60, 180), methods=("pdpo",))
+    # regret ≈ 5·K^0.5 and violation ≈ 3·K^0.6, far from the uniform policy's values
+    results = _shaped(cfg, lambda K, s: 5 * K ** 0.5 * (1 + 0.02 * s),
+                      lambda K, s: 3 * K ** 0.6 * (1 - 0.02 * s), dual_max=1.0)
+    assert min(repro.policy_move(r) for r in results) > cfg.min_policy_move
+    acting = repro._acting(results, cfg)
+    assert acting[:2] == (None, None)
+    claims = [repro._growth_claim(results, cfg, key, key, i + 1, acting)
+              for i, key in enumerate(("regret", "violation"))]
+    assert [c.verdict.test for c in claims] == ["slope", "slope"]
+    assert [c.status for c in claims] == ["held", "held"]
+    # linear growth is not sublinear
+    results = _shaped(cfg, lambda K, s: 0.5 * K * (1 + 0.02 * s),
+                      lambda K, s: 0.3 * K * (1 - 0.02 * s), dual_max=1.0)
+    acting = repro._acting(results, cfg)
+    claims = [repro._growth_claim(results, cfg, key, key, i + 1, acting)
+              for i, key in enumerate(("regret", "violation"))]
+    assert [c.status for c in claims] == ["not held", "not held"]
+    # the same linear violation with a dual stuck at 0: claim 2 cannot be decided
+    results = _shaped(cfg, lambda K, s: 0.5 * K * (1 + 0.02 * s),
+                      lambda K, s: 0.3 * K * (1 - 0.02 * s), dual_max=0.0)
+    acting = repro._acting(results, cfg)
+    assert acting[0] is None and acting[1] is not None
+    assert repro._growth_claim(results, cfg, "violation", "violation", 2,
+                               acting).status == "inconclusive"
+    assert repro._growth_claim(results, cfg, "regret", "regret", 1, acting).status == "not held"

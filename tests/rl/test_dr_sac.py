@@ -246,7 +246,109 @@ def test_reproduction_runs_a_mountaincar_trial_and_keeps_pendulum_keys():
     # adding an environment leaves the other environment's trials (and stored results) intact
     assert pend <= {t.key("dr-sac") for t in mixed}
     mc = [t for t in mixed if t.problem == "MountainCarContinuous-v0"]
-    assert len(mc) == len(pend) and all("gravity" not in t.params for t in mc)
+    # the one timing trial (claims 6, 7) is Pendulum's
+    assert len(mc) == len(pend) - 1 and all("gravity" not in t.params for t in mc)
     res = run_trial(mc[-1], "cpu")
     assert {f"return[power={p:g}]" for p in smoke.power} <= set(res)
     assert "return[gravity=1.5]" not in res and math.isfinite(res["return[nominal]"])
+
+
+# -- verdicts (issue 18): synthetic results where the old rules passed and the new ones must not
+
+
+def _results(returns, timing=None, walls=None):
+    """``returns[method] = [{condition: return} per seed]``; ``walls[method]`` per-update s."""
+    from optzoo.experiment import Result, Trial
+
+    out = []
+    for m, rows in returns.items():
+        for seed, row in enumerate(rows):
+            metrics = {f"return[{k}]": float(v) for k, v in row.items()}
+            metrics["update_wall_s"] = (walls or {}).get(m, 0.01)
+            if m != "sac":
+                metrics["update_separate_wall_s"] = 10.0
+            out.append(Result(Trial(m, "Pendulum-v1", seed, {}), metrics))
+    if timing is not None:
+        out.append(Result(Trial("timing", "Pendulum-v1", 0, {}), timing))
+    return out
+
+
+def _timing(ratio, prefix, sd=0.1, pairs=10):
+    return {f"{prefix}_ratio": ratio, f"{prefix}_log_ratio_mean": math.log(ratio),
+            f"{prefix}_log_ratio_sd": sd, f"{prefix}_pairs": pairs, f"{prefix}_a_s": ratio,
+            f"{prefix}_b_s": 1.0}
+
+
+def test_nominal_claim_has_no_better_than_a_collapsed_baseline_branch():
+    from optzoo.rl.reproduce import dr_sac as repro
+
+    cfg = repro.PRESETS["quick"]
+    top = {f"{f}={max(getattr(cfg, f)):g}": -1500.0 for f in repro.FAMILIES["Pendulum-v1"]}
+    # SAC collapsed at ≈ −1500: DR-SAC 100 below it was "within 10 % of |SAC|" before
+    sac = [{**top, "nominal": -1500.0 + d} for d in (0.0, 10.0, -10.0)]
+    dr = [{**top, "nominal": -1600.0 + d} for d in (2.0, 8.0, -6.0)]
+    claim = repro._robustness_claims(_results({"sac": sac, repro.MAIN: dr}), cfg,
+                                     "Pendulum-v1", 1)[-1]
+    assert claim.verdict.test == "noninferior" and claim.status == "not held"
+    # DR-SAC better on average but noisy: the "R_DR ≥ R_SAC" branch held it; now inconclusive
+    dr = [{**top, "nominal": -1500.0 + d} for d in (90.0, -60.0, 0.0)]
+    claim = repro._robustness_claims(_results({"sac": sac, repro.MAIN: dr}), cfg,
+                                     "Pendulum-v1", 1)[-1]
+    assert claim.status == "inconclusive"
+
+
+def test_robustness_claims_need_a_paired_effect_beyond_the_minimum():
+    from optzoo.rl.reproduce import dr_sac as repro
+
+    cfg = repro.PRESETS["quick"]
+    keys = [f"{f}={max(getattr(cfg, f)):g}" for f in repro.FAMILIES["Pendulum-v1"]]
+    sac = [{**{k: -800.0 + 50 * s for k in keys}, "nominal": -200.0} for s in range(3)]
+    tie = [{**{k: -795.0 + 50 * s for k in keys}, "nominal": -200.0} for s in range(3)]
+    claims = repro._robustness_claims(_results({"sac": sac, repro.MAIN: tie}), cfg,
+                                      "Pendulum-v1", 1)
+    # a 5-point gain on every seed is below the minimal effect 20: not held (a tie)
+    assert [c.status for c in claims[:4]] == ["not held"] * 4
+    assert claims[4].status == "held"  # equal nominal returns: within the margin
+    gain = [{**{k: -700.0 + 50 * s for k in keys}, "nominal": -200.0} for s in range(3)]
+    claims = repro._robustness_claims(_results({"sac": sac, repro.MAIN: gain}), cfg,
+                                      "Pendulum-v1", 1)
+    assert [c.status for c in claims[:4]] == ["held"] * 4
+
+
+def test_cost_claims_come_from_the_interleaved_timing_trial():
+    from optzoo.rl.reproduce import dr_sac as repro
+
+    cfg = repro.PRESETS["quick"]
+    rows = {"sac": [{"nominal": -200.0}] * 3, repro.MAIN: [{"nominal": -200.0}] * 3}
+    # concurrent trials' wall times say 2× and 0.1 %: without the timing trial, inconclusive
+    walls = {"sac": 0.01, repro.MAIN: 0.02}
+    claims = repro._timing_claims(_results(rows, walls=walls), cfg, 6)
+    assert [c.verdict.test for c in claims] == ["undecided", "undecided"]
+    assert [c.status for c in claims] == ["inconclusive", "inconclusive"]
+    # measured interleaved in one process: 7× and 5 %, both not held
+    timing = {**_timing(7.0, "drsac_vs_sac"), **_timing(0.05, "functional_vs_scalar")}
+    claims = repro._timing_claims(_results(rows, timing=timing, walls=walls), cfg, 6)
+    assert [c.status for c in claims] == ["not held", "not held"]
+    timing = {**_timing(2.0, "drsac_vs_sac"), **_timing(0.005, "functional_vs_scalar")}
+    claims = repro._timing_claims(_results(rows, timing=timing, walls=walls), cfg, 6)
+    assert [c.status for c in claims] == ["held", "held"]
+
+
+def test_timing_trial_runs_in_one_process_and_keeps_the_other_keys():
+    import dataclasses
+
+    from optzoo.experiment import Trial
+    from optzoo.rl.reproduce.dr_sac import PRESETS, TIMING, run_trial, trials
+
+    smoke = PRESETS["smoke"]
+    moved = dataclasses.replace(smoke, min_effect_pendulum=1.0, nominal_margin_pendulum=1.0,
+                                update_ratio_max=10.0, timing_pairs=3)
+    before = {t.key("dr-sac") for t in trials(smoke) if t.method != TIMING}
+    assert before == {t.key("dr-sac") for t in trials(moved) if t.method != TIMING}
+    (timing,) = [t for t in trials(smoke) if t.method == TIMING]
+    tiny = Trial(TIMING, timing.problem, 0, {**timing.params, "timing_transitions": 300,
+                                             "timing_warmup": 1, "timing_pairs": 2,
+                                             "timing_separate_pairs": 2, "timing_batch": 8})
+    res = run_trial(tiny, "cpu")
+    assert res["drsac_vs_sac_pairs"] == 2 and res["functional_vs_scalar_pairs"] == 2
+    assert res["drsac_vs_sac_ratio"] > 0 and res["functional_vs_scalar_ratio"] > 0

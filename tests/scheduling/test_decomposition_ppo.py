@@ -154,6 +154,7 @@ def test_errors():
 
 
 def test_reproduction_smoke_preset_runs_deterministically(tmp_path):
+    from optzoo.experiment import verdicts
     from optzoo.experiment.core import Result, Trial
     from optzoo.scheduling.reproduce import mofjsp_dcan as repro
 
@@ -171,6 +172,8 @@ def test_reproduction_smoke_preset_runs_deterministically(tmp_path):
     assert len(summary.claims) == 4 and summary.tables and summary.figures
     for claim in summary.claims:
         assert claim.text and claim.evidence and isinstance(claim.held, bool)
+        assert claim.verdict.test in verdicts.TESTS
+        assert claim.status in verdicts.VERDICTS
     for fig in summary.figures:
         assert fig.path.read_bytes()[:4] == b"\x89PNG"
     # the reference front is the non-dominated union, so no method's HV gap is negative and the

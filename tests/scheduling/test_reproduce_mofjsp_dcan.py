@@ -1,7 +1,8 @@
 """The ``mofjsp-dcan`` reproduction's additions: the single-objective baseline
-(``first-objective-only``: DCAN's network trained by the same PPO with λ fixed to e_1) and the
-15×10 generalisation size of the ``full`` preset.  (The smoke preset's determinism and the
-summary's invariants are tested in ``test_decomposition_ppo.py``.)"""
+(``first-objective-only``: DCAN's network trained by the same PPO with λ fixed to e_1), the
+15×10 generalisation size of the ``full`` preset, and the verdicts of its claims on synthetic
+results (ties, the λ-blind front, the interleaved timing trial).  (The smoke preset's
+determinism and the summary's invariants are tested in ``test_decomposition_ppo.py``.)"""
 
 from __future__ import annotations
 
@@ -168,3 +169,118 @@ def test_summary_shows_the_baseline_and_tolerates_its_absence(smoke_results, tmp
     assert not any(r[1] in (greedy, sample) for r in summary.tables[0].rows)
     assert not any("descriptive, no claim" in n for n in summary.notes)
     assert len(summary.claims) == 4
+
+
+# -- verdicts (issue 18): synthetic results where the old rules passed and the new ones must not
+
+
+def _synthetic(cfg, fronts, timing=None):
+    """Results with the given greedy / EA fronts: ``fronts[(method, seed, name)] = points``."""
+    import json
+
+    from optzoo.experiment import Trial
+
+    by_trial: dict = {}
+    for (method, seed, name), pts in fronts.items():
+        variant = "front" if method in repro.EAS else "greedy"
+        m = by_trial.setdefault((method, seed), {})
+        m[f"{name}__{variant}__front"] = json.dumps(np.asarray(pts, float).tolist())
+        m[f"{name}__{variant}_wall_s"] = 1.0
+    obj = cfg.objective_sets[0]
+    out = [Result(Trial(method, obj, seed, {}), metrics) for (method, seed), metrics in
+           by_trial.items()]
+    if timing is not None:
+        out.append(Result(Trial(repro.TIMING, obj, 0, {}), timing))
+    return out
+
+
+def _cfg():
+    import dataclasses
+
+    return dataclasses.replace(repro.PRESETS["smoke"], seeds=3, test_instances=2)
+
+
+def _names(cfg):
+    return [f"{s}-{i:02d}" for s in cfg.test_sizes for i in range(cfg.test_instances)]
+
+
+def _front(rng, n_points):
+    x = np.sort(rng.uniform(10, 100, n_points))
+    return np.stack([x, 200 - x + rng.uniform(0, 1, n_points)], 1)
+
+
+def _timing(ratio, sd=0.1, pairs=5):
+    return {"dcan_vs_nsga2_ratio": ratio, "dcan_vs_nsga2_log_ratio_mean": math.log(ratio),
+            "dcan_vs_nsga2_log_ratio_sd": sd, "dcan_vs_nsga2_pairs": pairs,
+            "dcan_vs_nsga2_a_s": ratio, "dcan_vs_nsga2_b_s": 1.0}
+
+
+def test_claims_a_tie_with_wi_dan_and_nsga2_is_not_held():
+    cfg = _cfg()
+    rng = np.random.default_rng(0)
+    fronts = {}
+    for s in range(cfg.seeds):
+        for n in _names(cfg):
+            f = _front(rng, 4)
+            # WI-DAN and NSGA-II find exactly DCAN's front: ties everywhere
+            for m in ("dcan", "wi-dan", "nsga2"):
+                fronts[(m, s, n)] = f
+            fronts[("blind", s, n)] = f[:1]
+    res = _synthetic(cfg, fronts, _timing(0.005))
+    claims = repro._claims(repro._collect(res, cfg.objective_sets[0]), cfg, res)
+    assert all(c.verdict.test in ("at_least", "all_of", "superior", "within") for c in claims)
+    # (1) "≤ WI-DAN's on 2/3 of the instances" held on ties before; a tie is no win now
+    assert claims[0].status == "not held"
+    assert {v.test for _, v in claims[0].verdict.cells} == {"superior"}
+    # (2) a gap equal to NSGA-II's at a ratio CI below 1 %: held
+    assert claims[1].status == "held"
+    # (3) equal advantages on both sizes: no growth
+    assert claims[2].status == "not held"
+    # (4) four distinct points on every instance and seed: held
+    assert claims[3].status == "held"
+
+
+def test_claim_4_does_not_rest_on_the_lambda_blind_front():
+    cfg = _cfg()
+    rng = np.random.default_rng(1)
+    fronts = {}
+    for s in range(cfg.seeds):
+        for n in _names(cfg):
+            f = _front(rng, 6)
+            fronts[("dcan", s, n)] = f[:2]   # two points: "more than λ-blind's one" held before
+            fronts[("wi-dan", s, n)] = f[2:4]
+            fronts[("nsga2", s, n)] = f[4:]
+            fronts[("blind", s, n)] = f[:1]
+    res = _synthetic(cfg, fronts, _timing(0.005))
+    claims = repro._claims(repro._collect(res, cfg.objective_sets[0]), cfg, res)
+    assert claims[3].verdict.test == "within" and claims[3].status == "not held"
+
+
+def test_claim_2_time_comes_from_the_interleaved_timing_trial_only():
+    cfg = _cfg()
+    rng = np.random.default_rng(2)
+    fronts = {(m, s, n): _front(rng, 3) for m in ("dcan", "wi-dan", "nsga2", "blind")
+              for s in range(cfg.seeds) for n in _names(cfg)}
+    obj = cfg.objective_sets[0]
+    # per-trial wall times say DCAN is 1,000× faster; without the timing trial: inconclusive
+    res = _synthetic(cfg, fronts)
+    claim = repro._claims(repro._collect(res, obj), cfg, res)[1]
+    time_cell = dict(claim.verdict.cells)["time ratio below the bound"]
+    assert time_cell.verdict == "inconclusive" and claim.status != "held"
+    # measured interleaved at 50 % of NSGA-II's time: not held, whatever the gaps say
+    res = _synthetic(cfg, fronts, _timing(0.5))
+    claim = repro._claims(repro._collect(res, obj), cfg, res)[1]
+    assert dict(claim.verdict.cells)["time ratio below the bound"].verdict == "not held"
+    assert claim.status == "not held"
+
+
+def test_verdict_margins_leave_the_trial_keys_alone():
+    import dataclasses
+
+    cfg = repro.PRESETS["quick"]
+    moved = dataclasses.replace(cfg, min_effect_gap_wi=0.02, gap_margin_nsga=0.1,
+                                time_ratio=0.05, min_effect_advantage=0.0, min_points=5.0)
+    assert ({t.key(repro.SLUG) for t in repro.trials(cfg)}
+            == {t.key(repro.SLUG) for t in repro.trials(moved)})
+    timing = [t for t in repro.trials(cfg) if t.method == repro.TIMING]
+    assert len(timing) == 1 and timing[0].params["timing_pairs"] == cfg.timing_pairs

@@ -38,14 +38,49 @@ Setting (the brief's small-scale reproduction, CPU):
   seeds of the per-seed mean over the instances of a size.
 
 Claims (thresholds fixed before any run; on the first objective pair, makespan–cost, greedy
-decoding):
-(1) DCAN's HV gap ≤ WI-DAN's on ≥ 2/3 of the test instances (per instance, means over seeds);
-(2) on the training size DCAN's mean gap is within 5 points of NSGA-II's and its wall time per
-instance is < 1 % of NSGA-II's;
+decoding), each decided by a test of :mod:`optzoo.experiment.verdicts`:
+(1) DCAN's HV gap is lower than WI-DAN's on ≥ 2/3 of the test instances: per instance a paired
+(by seed) ``superior`` test with ``min_effect_gap_wi``, combined by ``at_least`` (⌈2m/3⌉ of the
+m instances);
+(2) on the training size DCAN's mean gap is within 5 points of NSGA-II's (``noninferior``, the
+per-seed mean over the size's instances, margin ``gap_margin_nsga``) and its time per instance
+is < 1 % of NSGA-II's (``ratio_bound_from_metrics`` on the interleaved timing trial); both
+needed (``all_of``);
 (3) the advantage gap(NSGA-II) − gap(DCAN) is larger on the last SD2 test size (``quick``
 10×3, ``full`` 20×5 as in the brief; every size's advantage is reported) than on the training
-size;
-(4) DCAN's fronts have mean |PF| ≥ 3 and larger than the λ-blind ablation's.
+size: per-seed advantages, paired ``superior`` with ``min_effect_advantage``;
+(4) DCAN's greedy fronts have mean |PF| ≥ 3 (``within`` on the per-seed means over instances).
+
+Verdict margins (fixed before results, the same in every preset):
+
+* ``min_effect_gap_wi`` = 0.005 (half an HV-gap point): about half of the paper's DCAN − WI-DAN
+  differences (0.8–1.4 points per size); a smaller difference is a tie.
+* ``gap_margin_nsga`` = 0.05: the brief's "within a few points" of NSGA-II, i.e. 5 HV-gap points
+  (the paper's 10×5 difference is 1.25 points).
+* ``time_ratio`` = 0.01: the brief's "< 1 % of its wall time".
+* ``min_effect_advantage`` = 0.01 (one HV-gap point): the paper's advantage grows by 5.6 points
+  from 10×5 to 20×5; a growth below one point does not count.
+* ``min_points`` = 3: the old threshold of claim 4 (a front of 11 preferences with fewer than 3
+  distinct points is a collapse).
+* ``timing_pairs`` = 5 interleaved (DCAN, NSGA-II) pairs, after one untimed warm-up call each.
+
+Rules changed by the verdict conversion (issue 18), and why:
+
+* (1) was "mean-over-seeds gap ≤ WI-DAN's on ≥ 2/3 of the instances": ties counted as wins and
+  seed noise was ignored; now a per-instance superiority test with a minimal effect.
+* (2) was "difference of the means ≤ 5 points and ratio of mean wall times < 1 %": the gap part
+  ignored the seed spread, and the time part read the wall times that the neural and NSGA-II
+  trials recorded while running concurrently (a named defect).  The time is now measured by a
+  new trial (``timing``, the only new trial key) that times DCAN's greedy decoding of every
+  preference and an NSGA-II run on the training size's test instances as interleaved pairs in
+  one process.  It uses an untrained DCAN network: greedy decoding costs the same number of
+  forward passes whatever the weights.  The old per-trial wall times stay in the table.
+* (3) compared two means (a tie-break decided it); now paired by seed with a minimal effect.
+* (4) was "mean |PF| ≥ 3 and larger than the λ-blind ablation's".  The λ-blind model's greedy
+  front is one point by construction (it sees a constant λ, so every preference decodes the same
+  schedule), so "more than the λ-blind model" held whenever DCAN's front had two points: a
+  comparison that could not fail (a named defect).  Restated honestly: the claim is DCAN's
+  |PF| ≥ 3 alone; the λ-blind |PF| is still shown in the evidence, not compared.
 
 Read top to bottom: config and presets, instances, trial expansion, one trial, summary.
 """
@@ -65,6 +100,7 @@ import torch
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment import verdicts as vd
 from optzoo.experiment.stats import fmt_values, mean_ci
 from optzoo.scheduling.cpsat import cpsat_front
 from optzoo.scheduling.dcan import DCANPolicy
@@ -102,10 +138,8 @@ LABELS = {
     ("nsga2", "front"): "NSGA-II", ("moead", "front"): "MOEA/D",
     ("weighted-rule", "front"): "weighted rule", ("cpsat", "front"): "CP-SAT",
 }
-GAP_POINTS = 0.05  # claim 2: "within 5 points" of HV gap
-TIME_RATIO = 0.01  # claim 2: "< 1 % of its wall time"
-SHARE = 2 / 3      # claim 1
-MIN_POINTS = 3     # claim 4
+TIMING = "timing"  # the interleaved DCAN vs NSGA-II timing trial (claim 2)
+SHARE = 2 / 3      # claim 1: at least ⌈2m/3⌉ of the m test instances
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -144,6 +178,12 @@ class DCANConfig(Preset):
         cpsat_preferences: weighted sums solved per CP-SAT front.
         cpsat_time: CP-SAT deterministic time per weighted sum.
         log_every: updates per point of the training curve.
+        min_effect_gap_wi: claim 1's smallest HV-gap difference that counts (fraction).
+        gap_margin_nsga: claim 2's non-inferiority margin on the HV gap (fraction).
+        time_ratio: claim 2's bound on DCAN's time / NSGA-II's time.
+        min_effect_advantage: claim 3's smallest growth of the advantage that counts.
+        min_points: claim 4's bound on the mean |PF|.
+        timing_pairs: interleaved (DCAN, NSGA-II) pairs of the timing trial.
     """
 
     seeds: int = 3
@@ -166,6 +206,12 @@ class DCANConfig(Preset):
     cpsat_preferences: int = 11
     cpsat_time: float = 0.2
     log_every: int = 5
+    min_effect_gap_wi: float = 0.005
+    gap_margin_nsga: float = 0.05
+    time_ratio: float = 0.01
+    min_effect_advantage: float = 0.01
+    min_points: float = 3.0
+    timing_pairs: int = 5
 
     def validate(self) -> None:
         super().validate()
@@ -200,6 +246,12 @@ class DCANConfig(Preset):
                               f"{self.ea_evals}")
         if not self.lr > 0 or not self.cpsat_time > 0:
             raise ConfigError("lr, cpsat_time: expected > 0")
+        if self.timing_pairs < 2:
+            raise ConfigError(f"timing_pairs: expected >= 2, got {self.timing_pairs}")
+        if (self.min_effect_gap_wi < 0 or self.min_effect_advantage < 0
+                or not self.gap_margin_nsga > 0 or not self.time_ratio > 0):
+            raise ConfigError("min_effect_gap_wi, min_effect_advantage: expected >= 0; "
+                              "gap_margin_nsga, time_ratio: expected > 0")
 
 
 PRESETS = {
@@ -288,6 +340,12 @@ def trials(cfg: DCANConfig) -> list[Trial]:
                                         "cpsat_preferences": cfg.cpsat_preferences,
                                         "cpsat_time": cfg.cpsat_time})
                 for size in cfg.cpsat_sizes for i in range(cfg.test_instances)]
+    # claim 2's time: DCAN's greedy decoding vs NSGA-II, interleaved in one process (the margin
+    # fields never enter a trial's params, so the other trials' keys are unchanged)
+    out.append(Trial(TIMING, cfg.objective_sets[0], 0, {
+        "train_size": cfg.train_size, "test_instances": cfg.test_instances,
+        "preferences": cfg.preferences, "ea_evals": cfg.ea_evals, "ea_pop": cfg.ea_pop,
+        "timing_pairs": cfg.timing_pairs}))
     return out
 
 
@@ -367,12 +425,42 @@ def _run_neural(trial: Trial, objs: tuple[str, ...], device: str) -> dict:
     return out
 
 
+def _run_timing(trial: Trial, objs: tuple[str, ...], device: str) -> dict:
+    """DCAN's greedy decoding of every preference vs one NSGA-II run, per test instance of the
+    training size, timed as interleaved pairs in this one process (pair i on instance i mod n
+    for both).  An untrained network: greedy decoding makes the same forward passes whatever
+    the weights, so its cost does not depend on training."""
+    p = trial.params
+    names = [f"{p['train_size']}-{i:02d}" for i in range(int(p["test_instances"]))]
+    insts = [held_out_instance(n) for n in names]
+    torch.manual_seed(trial.seed)
+    policy = DCANPolicy(len(objs), NETWORK["dcan"])
+    prefs = uniform_preferences(len(objs), int(p["preferences"]) - 1)
+    calls = {"dcan": 0, "nsga2": 0}
+
+    def dcan_call():
+        inst = insts[calls["dcan"] % len(insts)]
+        calls["dcan"] += 1
+        solve_front(policy, inst, prefs, objs, device=device)
+
+    def nsga_call():
+        k = calls["nsga2"] % len(insts)
+        calls["nsga2"] += 1
+        nsga2(insts[k], objs, n_evals=int(p["ea_evals"]), pop_size=int(p["ea_pop"]),
+              seed=1000 * trial.seed + k)
+
+    timed = vd.interleaved(dcan_call, nsga_call, pairs=int(p["timing_pairs"]), warmup=1)
+    return timed.metrics("dcan_vs_nsga2")
+
+
 def run_trial(trial: Trial, device: str) -> dict:
     torch.set_num_threads(1)
     p = trial.params
     objs = OBJECTIVE_SETS[trial.problem]
     if trial.method in NEURAL:
         return _run_neural(trial, objs, device)
+    if trial.method == TIMING:
+        return _run_timing(trial, objs, device)
     out: dict = {}
     if trial.method == "cpsat":
         # CP-SAT is CPU only; one search worker and a deterministic time limit (reproducible)
@@ -528,7 +616,7 @@ def summarize(results: list[Result], cfg: DCANConfig, outdir: Path) -> Summary:
         tables.append(cp)
     tables.append(_train_table(results, cfg))
     first = cfg.objective_sets[0]
-    claims = _claims(evals[first], cfg)
+    claims = _claims(evals[first], cfg, results)
     figures = [_plot_fronts(evals[first], first, outdir / "fronts.png"),
                _plot_curves(results, cfg, outdir / "training.png")]
     notes = _notes(cfg, results) + _first_only_notes(evals[first], first)
@@ -581,62 +669,101 @@ def _train_table(results: list[Result], cfg: DCANConfig) -> Table:
                  columns=["objectives", "method", "first", "last", "train s"], rows=rows)
 
 
-def _claims(ev: _Eval, cfg: DCANConfig) -> list[Claim]:
+def _by_seed(per_inst: dict[str, dict[int, float]], names: list[str]) -> dict[int, float]:
+    """``{seed: mean over names}`` for the seeds present at every name."""
+    if not names:
+        return {}
+    seeds = sorted(set.intersection(*(set(per_inst.get(n, {})) for n in names)))
+    return {s: float(np.mean([per_inst[n][s] for n in names])) for s in seeds}
+
+
+def _timing_verdict(results: list[Result], obj: str, bound: float) -> tuple[vd.Verdict, str]:
+    """Claim 2's time part from the interleaved timing trial (inconclusive when absent)."""
+    rows = [r.metrics for r in results if r.trial.method == TIMING and r.trial.problem == obj]
+    prefix = "dcan_vs_nsga2"
+    if not rows:
+        # a run recorded before the timing trial existed: nothing measured interleaved
+        return vd.undecided(f"no interleaved timing trial in this run (bound ≤ {bound:g})"), \
+            "no interleaved timing trial"
+    v = vd.ratio_bound_from_metrics(rows, prefix, at_most=bound)
+    m = rows[0]
+    return v, (f"interleaved in one process ({int(m[f'{prefix}_pairs'])} pairs): DCAN "
+               f"{float(m[f'{prefix}_a_s']):.3g} s vs NSGA-II {float(m[f'{prefix}_b_s']):.3g} s "
+               f"(medians), ratio {v.effect:.2%} [{v.ci[0]:.2%}, {v.ci[1]:.2%}]")
+
+
+def _claims(ev: _Eval, cfg: DCANConfig, results: list[Result] = ()) -> list[Claim]:
     gap = _gap(ev)
     sizes = _sizes(ev)
-    names = sorted(ev.fronts)
+    names = sorted(ev.fronts, key=_order)
     dcan_g = _per_instance(ev, LABELS[("dcan", "greedy")], gap)
     wi_g = _per_instance(ev, LABELS[("wi-dan", "greedy")], gap)
     nsga_g = _per_instance(ev, LABELS[("nsga2", "front")], gap)
-    wins = [float(np.mean(list(dcan_g[n].values()))) <= float(np.mean(list(wi_g[n].values())))
-            for n in names]
-    share = float(np.mean(wins))
-    claims = [Claim(
-        text="(1) DCAN's HV gap is ≤ WI-DAN's on ≥ 2/3 of the test instances (greedy, mean "
-             "over seeds per instance; paper: DCAN beats WI-DAN everywhere).",
-        evidence=f"DCAN ≤ WI-DAN on {sum(wins)} of {len(wins)} instances ({share:.0%}); "
-                 f"mean gap DCAN {fmt_values(_seed_means(dcan_g, names))}, WI-DAN "
-                 f"{fmt_values(_seed_means(wi_g, names))} (fractions)",
-        held=bool(share >= SHARE))]
 
+    # (1) per instance: DCAN's gap lower than WI-DAN's (paired by seed), in ⌈2m/3⌉ instances
+    cells = {n: vd.superior(dcan_g[n], wi_g[n], min_effect=cfg.min_effect_gap_wi,
+                            direction="less") for n in names}
+    k = max(1, math.ceil(SHARE * len(cells) - 1e-9))
+    v1 = vd.at_least(cells, k)
+    claims = [Claim(
+        text=f"(1) DCAN's HV gap is lower than WI-DAN's (by more than "
+             f"{100 * cfg.min_effect_gap_wi:g} points, paired by seed) on ≥ 2/3 of the test "
+             "instances (greedy; paper: DCAN beats WI-DAN everywhere).",
+        evidence=f"DCAN better on {int(v1.effect)} of {len(cells)} instances ({k} needed); mean "
+                 f"gap DCAN {fmt_values(_seed_means(dcan_g, names))}, WI-DAN "
+                 f"{fmt_values(_seed_means(wi_g, names))} (fractions)",
+        verdict=v1)]
+
+    # (2) training size: gap non-inferior to NSGA-II's, and time < 1 % (interleaved timing)
     train = sizes[cfg.train_size]
-    d_tr, n_tr = _seed_means(dcan_g, train), _seed_means(nsga_g, train)
-    d_wall = _seed_means({n: ev.walls[n][LABELS[("dcan", "greedy")]] for n in train}, train)
-    n_wall = _seed_means({n: ev.walls[n][LABELS[("nsga2", "front")]] for n in train}, train)
-    diff = float(np.mean(d_tr) - np.mean(n_tr))
-    ratio = float(np.mean(d_wall) / np.mean(n_wall))
+    d_tr, n_tr = _by_seed(dcan_g, train), _by_seed(nsga_g, train)
+    v_gap = vd.noninferior(d_tr, n_tr, margin=cfg.gap_margin_nsga, direction="less")
+    v_time, time_ev = _timing_verdict(results, cfg.objective_sets[0], cfg.time_ratio)
     claims.append(Claim(
         text=f"(2) On the training size ({cfg.train_size}) DCAN's HV gap is within "
-             f"{100 * GAP_POINTS:g} points of NSGA-II's at < {TIME_RATIO:.0%} of its wall time "
-             f"(paper, 10×5: 14.55 % vs 13.30 %, seconds vs tens of minutes).",
-        evidence=f"gap DCAN {fmt_values([100 * v for v in d_tr])} %, NSGA-II "
-                 f"{fmt_values([100 * v for v in n_tr])} % (difference {100 * diff:+.2f} "
-                 f"points); seconds per instance DCAN {fmt_values(d_wall)}, NSGA-II "
-                 f"{fmt_values(n_wall)} ({cfg.ea_evals} evaluations): ratio {ratio:.2%}",
-        held=bool(diff <= GAP_POINTS and ratio < TIME_RATIO)))
+             f"{100 * cfg.gap_margin_nsga:g} points of NSGA-II's at < {cfg.time_ratio:.0%} of "
+             "its time per instance (paper, 10×5: 14.55 % vs 13.30 %, seconds vs tens of "
+             "minutes).",
+        evidence=f"gap DCAN {fmt_values([100 * v for v in d_tr.values()])} %, NSGA-II "
+                 f"{fmt_values([100 * v for v in n_tr.values()])} % (DCAN − NSGA-II "
+                 f"{-100 * v_gap.effect:+.2f} points, 95% CI [{-100 * v_gap.ci[1]:+.2f}, "
+                 f"{-100 * v_gap.ci[0]:+.2f}]; {v_gap.verdict}); time {time_ev} "
+                 f"({cfg.ea_evals} evaluations; {v_time.verdict})",
+        verdict=vd.all_of({"HV gap within the margin": v_gap,
+                           "time ratio below the bound": v_time})))
 
+    # (3) the advantage gap(NSGA-II) − gap(DCAN) grows from the training size to the last one
     big = [s for s in cfg.test_sizes if s != cfg.train_size][-1]
     adv = {}
     # every SD2 size is reported; the claim compares the training size with the last one
     for s in dict.fromkeys((cfg.train_size, *cfg.test_sizes)):
-        adv[s] = float(np.mean(_seed_means(nsga_g, sizes[s])) -
-                       np.mean(_seed_means(dcan_g, sizes[s])))
+        ns, ds = _by_seed(nsga_g, sizes[s]), _by_seed(dcan_g, sizes[s])
+        adv[s] = {seed: ns[seed] - ds[seed] for seed in ns if seed in ds}
+    v3 = vd.superior(adv[big], adv[cfg.train_size], min_effect=cfg.min_effect_advantage)
     claims.append(Claim(
         text=f"(3) DCAN's advantage over NSGA-II (gap(NSGA-II) − gap(DCAN)) is larger on the "
-             f"bigger size {big} than on the training size {cfg.train_size} (paper: −1.25 "
-             "points on 10×5, +4.39 on 20×5).",
-        evidence="advantage " + "; ".join(f"{s}: {100 * a:+.2f} points"
-                                          for s, a in adv.items()),
-        held=bool(adv[big] > adv[cfg.train_size])))
+             f"bigger size {big} than on the training size {cfg.train_size}, by more than "
+             f"{100 * cfg.min_effect_advantage:g} point (paired by seed; paper: −1.25 points on "
+             "10×5, +4.39 on 20×5).",
+        evidence="advantage " + "; ".join(f"{s}: {100 * float(np.mean(list(a.values()))):+.2f} "
+                                          "points" for s, a in adv.items())
+                 + f"; growth {100 * v3.effect:+.2f} points, 95% CI [{100 * v3.ci[0]:+.2f}, "
+                   f"{100 * v3.ci[1]:+.2f}]",
+        verdict=v3))
 
-    pf_d, pf_b, pf_w = (_seed_means(_per_instance(ev, LABELS[(m, "greedy")], _count), names)
+    # (4) DCAN's greedy fronts have ≥ 3 distinct points (the λ-blind front is one point by
+    # construction, so it is shown, not compared)
+    pf_d, pf_b, pf_w = (_by_seed(_per_instance(ev, LABELS[(m, "greedy")], _count), names)
                         for m in ("dcan", "blind", "wi-dan"))
     claims.append(Claim(
-        text=f"(4) DCAN's greedy fronts have many distinct points: mean |PF| ≥ {MIN_POINTS} and "
-             f"more than the λ-blind ablation's ({cfg.preferences} preferences).",
-        evidence=f"|PF| DCAN {fmt_values(pf_d)}, λ-blind {fmt_values(pf_b)}, WI-DAN "
-                 f"{fmt_values(pf_w)} (mean over instances, ± over seeds)",
-        held=bool(np.mean(pf_d) >= MIN_POINTS and np.mean(pf_d) > np.mean(pf_b))))
+        text=f"(4) DCAN's greedy fronts have many distinct points: mean |PF| ≥ "
+             f"{cfg.min_points:g} over {cfg.preferences} preferences (the λ-blind ablation's "
+             "greedy front is one point by construction — it sees no λ — so it is shown, not "
+             "compared).",
+        evidence=f"|PF| DCAN {fmt_values(list(pf_d.values()))}, λ-blind "
+                 f"{fmt_values(list(pf_b.values()))}, WI-DAN {fmt_values(list(pf_w.values()))} "
+                 "(mean over instances, ± over seeds)",
+        verdict=vd.within(list(pf_d.values()), cfg.min_points, math.inf, exact=False)))
     return claims
 
 
@@ -723,7 +850,10 @@ def _notes(cfg: DCANConfig, results: list[Result]) -> list[str]:
         "generation and DAN's hyperparameters — see the docstrings of optzoo.scheduling.dcan, "
         "decomposition_ppo and env.",
         "Wall times are per instance on one CPU thread: DCAN's covers all preferences "
-        "(batched), NSGA-II's the whole run; the paper's DCAN ran on a GPU.",
+        "(batched), NSGA-II's the whole run; the paper's DCAN ran on a GPU. The table's "
+        "seconds come from trials that may have run concurrently (descriptive only); claim "
+        "(2)'s time ratio comes from the timing trial, which times DCAN's greedy decoding and "
+        f"NSGA-II as {cfg.timing_pairs} interleaved pairs in one process.",
     ]
     for obj in cfg.objective_sets:
         for m in NEURAL:
