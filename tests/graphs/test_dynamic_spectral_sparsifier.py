@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optzoo.errors import ConfigError
-from optzoo.experiment import Result
+from optzoo.experiment import Result, Trial
 from optzoo.graphs import (
     DynamicSpectralSparsifier,
     GaussianKernel,
@@ -258,12 +258,76 @@ def test_reproduction_smoke_runs_and_reports_claims(tmp_path):
     results = [Result(t, REPRODUCTION.run_trial(t, "cpu")) for t in REPRODUCTION.trials(cfg)]
     summary = REPRODUCTION.summarize(results, cfg, tmp_path)
     assert len(summary.claims) == 3 and summary.tables
-    assert all(isinstance(c.held, bool) and c.evidence for c in summary.claims)
+    assert all(c.evidence for c in summary.claims)
+    assert [c.verdict.test for c in summary.claims] == ["bound_holds", "all_of", "within"]
+    # smoke: one seed and two sizes give no CI; n = 120 keeps nearly every edge
+    assert [c.status for c in summary.claims] == ["inconclusive"] * 3
     assert all(f.path.read_bytes()[:4] == b"\x89PNG" for f in summary.figures)
     stream = [r for r in results if r.trial.method == "stream"]
     assert all(r.metrics["same_pairs"] == 1.0 for r in stream)
     with pytest.raises(ConfigError, match="problems"):
         type(cfg)(problems=("nope",))
+
+
+def _stream_result(seed, eps_max, edges, dense=79800):
+    return Result(Trial("stream", "blobs2", seed, {}),
+                  {"eps_hat_max": eps_max, "eps_hat_first": eps_max, "eps_hat_last": eps_max,
+                   "eps_uniform": 0.9, "edges": edges, "dense_edges": dense})
+
+
+def test_claim_eps_is_exact_and_needs_a_sparse_graph():
+    from optzoo.graphs.reproduce.dynamic_spectral_sparsifier import SparsifierConfig, _claim_eps
+
+    cfg = SparsifierConfig()
+    sparse = [_stream_result(s, 0.3, 20000) for s in range(3)]
+    assert _claim_eps(sparse, cfg).status == "held"
+    # one violation in one trial is a failure of the guarantee
+    bad = sparse[:2] + [_stream_result(2, 0.51, 20000)]
+    assert _claim_eps(bad, cfg).status == "not held"
+    # H = G (every edge kept, ε̂ = 0) passed the old rule; it does not sparsify
+    dense = [_stream_result(s, 0.0, 79800) for s in range(3)]
+    assert _claim_eps(dense, cfg).status == "inconclusive"
+
+
+def _cost_results(update_slope, rebuild_slope, noise=0.0, ns=(250, 500, 1000, 2000)):
+    rng = np.random.default_rng(0)
+    out = []
+    for n in ns:
+        for s in range(3):
+            jitter = float(np.exp(noise * rng.standard_normal()))
+            out.append(Result(Trial("cost", "blobs2", s, {"n": n}), {
+                "n": n, "update_kernel_evals": 10.0 * n ** update_slope * jitter,
+                "rebuild_kernel_evals": 5.0 * n ** rebuild_slope,
+                "edges": 3.0 * n ** 1.2 * jitter, "update_wall_s": 1e-3,
+                "rebuild_wall_s": 1e-3 * n, "update_pairs_touched": 5.0}))
+    return out
+
+
+def test_claim_update_slopes_need_their_ci_inside_the_band():
+    from optzoo.graphs.reproduce.dynamic_spectral_sparsifier import (
+        SparsifierConfig,
+        _claim_edges,
+        _claim_update,
+        _slope_ci,
+    )
+
+    cfg = SparsifierConfig()
+
+    def claim(cost):
+        slopes = {k: _slope_ci(cost, k) for k in ("update_kernel_evals", "rebuild_kernel_evals",
+                                                  "update_wall_s", "rebuild_wall_s")}
+        return _claim_update(cost, cfg, slopes)
+
+    assert claim(_cost_results(0.1, 1.1, noise=0.02)).status == "held"
+    # below 0.5 but not below half the rebuild's slope 0.6
+    assert claim(_cost_results(0.4, 0.6, noise=0.01)).status == "not held"
+    # a pooled point estimate under 0.5 (the old rule) with noisy points: the CI crosses 0.5
+    noisy = _cost_results(0.45, 1.1, noise=0.6)
+    assert _slope_ci(noisy, "update_kernel_evals")[0] < 0.5
+    assert claim(noisy).status != "held"
+    assert _claim_edges(_cost_results(0.1, 1.1, noise=0.01), cfg).status == "held"
+    assert _claim_edges(_cost_results(0.1, 1.1, noise=0.01), type(cfg)(edge_slope_max=1.1)
+                        ).status == "not held"
 
 
 def test_benchmark_rows_at_tiny_size(monkeypatch):
