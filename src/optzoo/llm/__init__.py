@@ -7,15 +7,14 @@ tiny default without other changes; rewards follow TRL's ``reward(prompts, compl
 convention, so the tasks plug into TRL trainers too.
 
 Modules:
-    :mod:`~optzoo.llm.tokenizer`  :func:`char_tokenizer` (``PreTrainedTokenizerFast``).
-    :mod:`~optzoo.llm.models`     :class:`TinyLlama`, :func:`tiny_llama`,
-        :func:`load_causal_lm` (local folders only), :func:`save_causal_lm`.
-    :mod:`~optzoo.llm.tasks`      :class:`Task` interface, :class:`Problem`, :class:`Mixture`.
-    :mod:`~optzoo.llm.arithmetic` :class:`Addition`, :class:`Multiplication`.
-    :mod:`~optzoo.llm.countdown`  :class:`Countdown`.
-    :mod:`~optzoo.llm.pretraining` :func:`pretrain` to partial accuracy, cached on disk.
-    :mod:`~optzoo.llm.sampling`   :func:`rollout` (KV cache), :func:`token_logprobs`,
-        :func:`greedy_accuracy`.
+    tokenizer: :func:`char_tokenizer` (``PreTrainedTokenizerFast``).
+    models: :class:`TinyLlama`, :func:`tiny_llama`, :func:`load_causal_lm` (local folders
+        only), :func:`save_causal_lm`.
+    tasks: :class:`Task` interface, :class:`Problem`, :class:`Mixture`.
+    arithmetic: :class:`Addition`, :class:`Multiplication`.
+    countdown: :class:`Countdown`.
+    pretraining: :func:`pretrain` to partial accuracy, cached on disk.
+    sampling: :func:`rollout` (KV cache), :func:`token_logprobs`, :func:`greedy_accuracy`.
 
 Example (a GRPO-style step's data)::
 
