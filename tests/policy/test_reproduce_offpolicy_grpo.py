@@ -171,24 +171,30 @@ def _rising(end: float) -> list[float]:
     return [0.4 + (end - 0.4) * k / 4 for k in range(5)]
 
 
+SEEDS = 6  # enough seeds that a clear effect is decided (with 3, t₀.₉₇₅ = 4.3)
+ON_END = [0.50, 0.52, 0.54, 0.51, 0.53, 0.52]
+# a wide spread of the change and one collapse (seed 0 dips to 0.1 < 0.5 × 0.4)
+UNSTABLE = [[0.4, 0.1, 0.3, 0.4, 0.45]] + [_rising(a) for a in (0.70, 0.20, 0.65, 0.25, 0.50)]
+
+
 def _results(good: bool) -> list[Result]:
-    on = [0.50, 0.52, 0.54]
-    out = [_result(ON_POLICY, s, _rising(a)) for s, a in enumerate(on)]
-    off = [0.53, 0.51, 0.55] if good else [0.10, 0.12, 0.11]
+    on_curves = [_rising(a) for a in ON_END] if good else UNSTABLE
+    out = [_result(ON_POLICY, s, c) for s, c in enumerate(on_curves)]
+    on_end = [c[-1] for c in on_curves]
+    off = ([a + d for a, d in zip(ON_END, (0.010, 0.012, 0.008, 0.011, 0.009, 0.010),
+                                   strict=True)]
+           if good else [0.10, 0.12, 0.11, 0.10, 0.12, 0.11])
     out += [_result("v4-i1-mask", s, _rising(a)) for s, a in enumerate(off)]
-    nomask = ([[0.4, 0.1, 0.3, 0.4, 0.45], _rising(0.60), _rising(0.42)] if good
-              else [_rising(0.51), _rising(0.52), _rising(0.53)])
+    nomask = UNSTABLE if good else [_rising(0.51 + 0.002 * s) for s in range(SEEDS)]
     out += [_result("v1-i1-nomask", s, c) for s, c in enumerate(nomask)]
-    if not good:  # the mask now has the larger spread and a collapse
-        out[:3] = [_result(ON_POLICY, 0, [0.4, 0.1, 0.3, 0.4, 0.45]),
-                   _result(ON_POLICY, 1, _rising(0.60)), _result(ON_POLICY, 2, _rising(0.42))]
     # claim 3 reads the reuse run at step T/4 = 15 (the second evaluation)
-    reuse_at_15 = [0.41, 0.42, 0.40] if good else [0.60, 0.62, 0.61]
+    reuse_at_15 = ([0.41, 0.42, 0.40, 0.41, 0.42, 0.40] if good
+                   else [a + 0.05 + 0.001 * s for s, a in enumerate(on_end)])
     out += [_result("v1-i4-mask", s, [0.4, a, a, a, a]) for s, a in enumerate(reuse_at_15)]
     out += [Result(Trial(THEOREM, "discrete", s, {}),
                    {"theorem_draws": 100, "theorem_violations": 0 if good else 2,
                     "theorem_min_slack": 0.01 if good else -0.2, "theorem_max_weight": 3.0})
-            for s in range(3)]
+            for s in range(SEEDS)]
     return out
 
 
@@ -198,18 +204,24 @@ def _verdicts(results, tmp_path):
     summary = repro.summarize(results, cfg, tmp_path)
     assert summary.tables and len(summary.figures) == 2
     assert all(f.path.read_bytes()[:4] == b"\x89PNG" for f in summary.figures)
-    return {c.text[:3]: c.held for c in summary.claims}, summary
+    return {c.text[:3]: c.status for c in summary.claims}, summary
 
 
 def test_claims_hold_on_results_that_show_them(tmp_path):
     verdicts, summary = _verdicts(_results(good=True), tmp_path)
-    assert verdicts == {"(1)": True, "(2)": True, "(3)": True, "(4)": True}
-    assert any("collapsed 0/3 vs 1/3" in c.evidence for c in summary.claims)
+    assert verdicts == {"(1)": "held", "(2)": "held", "(3)": "held", "(4)": "held"}
+    assert any("collapsed 0/6 vs 1/6" in c.evidence for c in summary.claims)
+    tests = {c.text[:3]: c.verdict.test for c in summary.claims}
+    assert tests == {"(1)": "all_of", "(2)": "all_of", "(3)": "superior", "(4)": "bound_holds"}
+    c1 = next(c for c in summary.claims if c.text.startswith("(1)"))
+    assert [v.test for _, v in c1.verdict.cells] == ["noninferior", "superior", "bound_holds"]
+    assert c1.verdict.cells[0][1].margin == PRESETS["quick"].noninferiority_margin_acc
 
 
 def test_claims_fail_on_results_that_contradict_them(tmp_path):
     verdicts, _ = _verdicts(_results(good=False), tmp_path)
-    assert verdicts == {"(1)": False, "(2)": False, "(3)": False, "(4)": False}
+    assert verdicts == {"(1)": "not held", "(2)": "not held", "(3)": "not held",
+                        "(4)": "not held"}
 
 
 def test_claim_1_needs_v_times_fewer_syncs(tmp_path):
@@ -217,7 +229,95 @@ def test_claim_1_needs_v_times_fewer_syncs(tmp_path):
                else _result("v4-i1-mask", r.trial.seed, _rising(0.53), syncs=T)
                for r in _results(good=True)]
     verdicts, _ = _verdicts(results, tmp_path)
-    assert verdicts["(1)"] is False and verdicts["(3)"] is True
+    assert verdicts["(1)"] == "not held" and verdicts["(3)"] == "held"
+
+
+def _flat(method: str, seed: int, acc: float) -> Result:
+    return _result(method, seed, [acc] * len(EVALS))
+
+
+def test_claim_1_a_method_that_learns_nothing_does_not_pass(tmp_path):
+    """The named defect: the old rule, mean(off) ≥ mean(on) − CI half-width, passed an
+    off-policy run that stayed at its step-0 accuracy while on-policy learned."""
+    on_end = [0.50, 0.56, 0.44]  # three seeds, a wide on-policy CI: the old threshold ≈ 0.35
+    results = [r for r in _results(good=True) if r.trial.seed < 3
+               and r.trial.method not in (ON_POLICY, "v4-i1-mask")]
+    results += [_result(ON_POLICY, s, _rising(a)) for s, a in enumerate(on_end)]
+    results += [_flat("v4-i1-mask", s, 0.4) for s in range(3)]
+    # the old rule would have passed it
+    assert 0.4 >= 0.50 - 2 * 0.06
+    verdicts, summary = _verdicts(results, tmp_path)
+    assert verdicts["(1)"] == "not held"
+    c1 = next(c for c in summary.claims if c.text.startswith("(1)"))
+    learns = dict(c1.verdict.cells)["v = 4 learns (final − step 0 > 0.02)"]
+    assert learns.verdict == "not held" and learns.test == "superior"
+
+
+def test_claims_1_and_3_are_inconclusive_when_rl_moves_nothing(tmp_path):
+    """Every run stays at its step-0 accuracy: non-inferiority would hold trivially and the
+    reuse comparison would read "not worse"; RL does not act, so both are inconclusive."""
+    results = [r for r in _results(good=True)
+               if r.trial.method not in (ON_POLICY, "v4-i1-mask", "v1-i4-mask")]
+    for s, a in enumerate([0.40, 0.42, 0.41, 0.40, 0.42, 0.41]):
+        results += [_flat(m, s, a) for m in (ON_POLICY, "v4-i1-mask", "v1-i4-mask")]
+    verdicts, summary = _verdicts(results, tmp_path)
+    assert verdicts["(1)"] == "inconclusive" and verdicts["(3)"] == "inconclusive"
+    c1 = next(c for c in summary.claims if c.text.startswith("(1)"))
+    assert "does not act" in c1.verdict.reason
+
+
+def test_claim_1_a_small_loss_within_the_margin_is_non_inferior(tmp_path):
+    results = [r for r in _results(good=True) if r.trial.method != "v4-i1-mask"]
+    results += [_result("v4-i1-mask", s, _rising(a - 0.01 + 0.001 * s))
+                for s, a in enumerate(ON_END)]
+    verdicts, _ = _verdicts(results, tmp_path)
+    assert verdicts["(1)"] == "held"
+    # the same loss beyond the margin is not non-inferior
+    results = [r for r in results if r.trial.method != "v4-i1-mask"]
+    results += [_result("v4-i1-mask", s, _rising(a - 0.08 + 0.001 * s))
+                for s, a in enumerate(ON_END)]
+    verdicts, _ = _verdicts(results, tmp_path)
+    assert verdicts["(1)"] == "not held"
+
+
+def test_claim_2_a_negligible_spread_reduction_does_not_pass(tmp_path):
+    """The mask's spread is lower, but by a fraction of an accuracy point and with no
+    collapse either way: the old rule (a lower std, no more collapses) passed; not held now."""
+    wiggle = [0.001, -0.001, 0.0, 0.001, -0.001, 0.0]
+    results = [r for r in _results(good=True)
+               if r.trial.method not in (ON_POLICY, "v1-i1-nomask")]
+    results += [_result(ON_POLICY, s, _rising(0.52 + w)) for s, w in enumerate(wiggle)]
+    results += [_result("v1-i1-nomask", s, _rising(0.52 + 2 * w)) for s, w in enumerate(wiggle)]
+    verdicts, summary = _verdicts(results, tmp_path)
+    c2 = next(c for c in summary.claims if c.text.startswith("(2)"))
+    assert "collapsed 0/6 vs 0/6" in c2.evidence
+    assert verdicts["(2)"] == "not held"
+
+
+def test_claim_2_is_inconclusive_when_the_mask_masks_nothing(tmp_path):
+    results = [Result(r.trial, {**r.metrics, "masked_frac": 0.0})
+               if r.trial.method == ON_POLICY else r for r in _results(good=True)]
+    verdicts, _ = _verdicts(results, tmp_path)
+    assert verdicts["(2)"] == "inconclusive"
+
+
+def test_claim_3_a_tie_is_not_worse(tmp_path):
+    results = [r for r in _results(good=True) if r.trial.method != "v1-i4-mask"]
+    on = {r.trial.seed: r.metrics["final_accuracy"] for r in results
+          if r.trial.method == ON_POLICY}
+    results += [_result("v1-i4-mask", s, [0.4] + [on[s]] * 4) for s in on]
+    verdicts, _ = _verdicts(results, tmp_path)
+    assert verdicts["(3)"] == "not held"
+
+
+def test_margins_stay_out_of_trial_keys():
+    cfg = PRESETS["quick"]
+    keys = {t.key(repro.SLUG) for t in repro.trials(cfg)}
+    other = dataclasses.replace(cfg, noninferiority_margin_acc=0.05, min_effect_acc=0.03,
+                                min_spread_acc=0.02)
+    assert {t.key(repro.SLUG) for t in repro.trials(other)} == keys
+    with pytest.raises(ConfigError, match="min_effect_acc"):
+        dataclasses.replace(cfg, min_effect_acc=0.0)
 
 
 def test_collapse_threshold_is_half_the_step_0_accuracy():

@@ -130,7 +130,7 @@ def _result(method, seed, curve, zero_adv=(0.0, 0.0), final_budget=None):
 
 def _summary(tmp_path, spo_curves, grpo_curves, notracker_finals, grpo_zero, budget):
     results = []
-    for s in range(3):
+    for s in range(len(spo_curves)):
         results.append(_result("spo", s, spo_curves[s]))
         results.append(_result("grpo", s, grpo_curves[s], zero_adv=grpo_zero[s],
                                final_budget=budget[s]))
@@ -138,39 +138,110 @@ def _summary(tmp_path, spo_curves, grpo_curves, notracker_finals, grpo_zero, bud
     return {c.text[:4]: c for c in repro.summarize(results, _cfg(), tmp_path).claims}
 
 
+# six seeds: with three, a t interval (t₀.₉₇₅ = 4.3) decides only huge effects
+STEADY = [(0.1, 0.2 + e, 0.3 + f) for e, f in
+          ((0.0, 0.0), (0.002, 0.004), (-0.003, 0.001), (0.001, -0.002), (0.004, 0.003),
+           (-0.002, -0.004))]
+ZIGZAG = [(0.1, 0.3, 0.1), (0.1, 0.0, 0.25), (0.1, 0.35, 0.15), (0.1, 0.02, 0.2),
+          (0.1, 0.28, 0.12), (0.1, 0.05, 0.22)]
+GROWING = [(0.5, 0.7), (0.55, 0.8), (0.5, 0.75), (0.52, 0.72), (0.56, 0.78), (0.54, 0.76)]
+HOLD = dict(spo_curves=STEADY, grpo_curves=ZIGZAG,
+            notracker_finals=(0.2, 0.22, 0.18, 0.21, 0.19, 0.2), grpo_zero=GROWING,
+            budget=(0.25, 0.28, 0.22, 0.24, 0.26, 0.23))
+
+
+def _status(claims):
+    return {k: c.status for k, c in claims.items()}
+
+
 def test_claims_hold_on_results_built_to_hold(tmp_path):
-    claims = _summary(
-        tmp_path,
-        spo_curves=[(0.1, 0.2, 0.3), (0.1, 0.2, 0.31), (0.1, 0.21, 0.3)],
-        grpo_curves=[(0.1, 0.3, 0.1), (0.1, 0.05, 0.25), (0.1, 0.15, 0.2)],
-        notracker_finals=(0.2, 0.22, 0.18),
-        grpo_zero=[(0.5, 0.7), (0.55, 0.8), (0.5, 0.75)],
-        budget=(0.25, 0.28, 0.22))
+    claims = _summary(tmp_path, **HOLD)
     assert set(claims) == {"(1) ", "(1b)", "(2) ", "(3) ", "(4) "}
-    assert all(c.held for c in claims.values()), {k: c.evidence for k, c in claims.items()}
+    assert all(c.held for c in claims.values()), {k: c.verdict.describe()
+                                                  for k, c in claims.items()}
+    assert {k: c.verdict.test for k, c in claims.items()} == {
+        "(1) ": "all_of", "(1b)": "all_of", "(2) ": "all_of", "(3) ": "all_of",
+        "(4) ": "superior"}
+    assert [v.test for _, v in claims["(1) "].verdict.cells] == ["noninferior", "superior"]
+    assert [v.test for _, v in claims["(3) "].verdict.cells] == ["within", "superior"]
 
 
 def test_claims_fail_on_results_built_to_fail(tmp_path):
     claims = _summary(
         tmp_path,
         # SPO zig-zags and ends below GRPO; GRPO climbs steadily
-        spo_curves=[(0.1, 0.3, 0.15), (0.1, 0.0, 0.2), (0.1, 0.25, 0.1)],
-        grpo_curves=[(0.1, 0.2, 0.3), (0.1, 0.2, 0.3), (0.1, 0.21, 0.31)],
-        notracker_finals=(0.3, 0.3, 0.3),
+        spo_curves=ZIGZAG, grpo_curves=STEADY,
+        notracker_finals=(0.3,) * 6,
         # large but shrinking (late < early): not growing
-        grpo_zero=[(0.8, 0.6), (0.85, 0.7), (0.9, 0.65)],
-        budget=(0.35, 0.35, 0.35))
-    assert not any(c.held for c in claims.values()), {k: c.evidence for k, c in claims.items()}
+        grpo_zero=[(0.8, 0.6), (0.85, 0.7), (0.9, 0.65), (0.82, 0.62), (0.88, 0.66),
+                   (0.86, 0.64)],
+        budget=(0.35,) * 6)
+    assert set(_status(claims).values()) == {"not held"}, {
+        k: c.verdict.describe() for k, c in claims.items()}
 
 
-def test_degenerate_claim_needs_a_large_level(tmp_path):
-    # growing (0.1 → 0.3 in every seed) but not large (< 0.5): claim 3 fails on "large" alone
-    claims = _summary(
-        tmp_path, spo_curves=[(0.1, 0.2, 0.3)] * 3, grpo_curves=[(0.1, 0.2, 0.3)] * 3,
-        notracker_finals=(0.2,) * 3, grpo_zero=[(0.1, 0.3), (0.12, 0.3), (0.1, 0.32)],
-        budget=(0.3,) * 3)
-    assert not claims["(3) "].held and "large: False" in claims["(3) "].evidence
-    assert "growing: True" in claims["(3) "].evidence
+def test_claim_1_a_method_that_learns_nothing_does_not_pass(tmp_path):
+    """SPO stays at its step-0 accuracy while GRPO degrades: the old rule (mean SPO ≥ mean
+    GRPO) passed; SPO learns nothing, so the claim is not held."""
+    flat = [(0.1, 0.1, 0.1)] * 6
+    slips = [(0.1, 0.08, 0.05 - d) for d in (0.01, 0.0, 0.005, 0.01, 0.0, 0.005)]
+    claims = _summary(tmp_path, **{**HOLD, "spo_curves": flat, "grpo_curves": slips})
+    assert claims["(1) "].status == "not held"
+    cells = dict(claims["(1) "].verdict.cells)
+    assert cells["non-inferior to GRPO (margin 0.03)"].verdict == "held"
+    assert cells["SPO learns (final − step 0 > 0.02)"].verdict == "not held"
+
+
+def test_claims_1_and_4_are_inconclusive_when_rl_moves_nothing(tmp_path):
+    flat = [(0.1, 0.1, 0.1)] * 6
+    claims = _summary(tmp_path, **{**HOLD, "spo_curves": flat, "grpo_curves": flat,
+                                   "notracker_finals": (0.1,) * 6})
+    assert claims["(1) "].status == "inconclusive"
+    assert claims["(4) "].status == "inconclusive"
+    assert "does not act" in claims["(4) "].verdict.reason
+
+
+def test_claim_4_a_negligible_difference_does_not_pass(tmp_path):
+    """The no-tracker run ends half a point below SPO on every seed: the old rule (mean below
+    SPO's) passed; below the 2-point minimal effect it is not held."""
+    finals = tuple(c[-1] - 0.005 for c in STEADY)
+    claims = _summary(tmp_path, **{**HOLD, "notracker_finals": finals})
+    assert claims["(4) "].status == "not held"
+
+
+def test_claim_2_a_negligible_smoothness_difference_does_not_pass(tmp_path):
+    """GRPO's curves are a hair rougher than SPO's: the old rule (both measures lower, by any
+    amount) passed; under the 1-point minimal effect it is not held."""
+    rougher = [(a, b + 0.5 * (b - 0.2), c + 0.5 * (c - 0.3)) for a, b, c in STEADY]
+    claims = _summary(tmp_path, **{**HOLD, "grpo_curves": rougher})
+    assert claims["(2) "].status == "not held"
+
+
+def test_degenerate_claim_needs_a_large_level_and_a_real_growth(tmp_path):
+    # growing (0.1 → 0.3 in every seed) but not large (< 0.5): not held on "large" alone
+    claims = _summary(tmp_path, **{**HOLD, "grpo_zero": [(0.1, 0.3), (0.12, 0.3), (0.1, 0.32),
+                                                         (0.11, 0.31), (0.1, 0.3),
+                                                         (0.12, 0.32)]})
+    cells = dict(claims["(3) "].verdict.cells)
+    assert claims["(3) "].status == "not held"
+    assert cells["large: late in [0.5, 1]"].verdict == "not held"
+    assert cells["growing: late − early > 0.05"].verdict == "held"
+    # large, and late − early has a CI above 0 (the old rule) but under 5 % of the samples
+    claims = _summary(tmp_path, **{**HOLD, "grpo_zero": [(0.7, 0.71), (0.72, 0.73),
+                                                         (0.7, 0.712), (0.71, 0.718),
+                                                         (0.7, 0.709), (0.72, 0.731)]})
+    assert claims["(3) "].status == "not held"
+
+
+def test_margins_stay_out_of_trial_keys():
+    cfg = repro.PRESETS["quick"]
+    keys = {t.key(repro.SLUG) for t in repro.trials(cfg)}
+    other = dataclasses.replace(cfg, noninferiority_margin_acc=0.05, min_effect_acc=0.03,
+                                min_smooth_acc=0.02, large_degenerate_frac=0.6,
+                                min_growth_frac=0.1)
+    assert {t.key(repro.SLUG) for t in repro.trials(other)} == keys
+    with pytest.raises(ConfigError, match="min_growth_frac"):
+        dataclasses.replace(cfg, min_growth_frac=0.0)
 
 
 def test_phase_means_take_first_and_last_thirds():

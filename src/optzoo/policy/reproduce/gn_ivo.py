@@ -51,21 +51,53 @@ log π_θ(y_≤t)/π_old(y_≤t) − V(y_≤t) (V(y_≤t) = log E_{π_old}[exp(R
 |log π_θ(y) − log π*(y)| with π* ∝ π_old·exp(R/α), and, for the normalised weights, the total
 variation TV(π_θ, π*) at each K.
 
-Claims (thresholds fixed before any run; "main K" = ``main_group_size`` = 4, the brief's
-default; accuracies are ``final_accuracy``; means over seeds, 95 % CIs in the evidence):
+Claims ("main K" = ``main_group_size`` = 4, the brief's default; accuracies are
+``final_accuracy``; every comparison is paired by seed, since every method of a seed starts from
+the same SFT model, split and trainer seed; each claim is decided by a named test of
+:mod:`optzoo.experiment.verdicts` with the margins of "Verdict margins" below):
 
-(1) At the main K, GN-IVO's mean held-out accuracy after the fixed sample budget is ≥ GRPO's
-    and ≥ RLOO's (the brief's "≥ in mean over seeds").
-(2) The gap is largest at K = 2: for each baseline b ∈ {GRPO, RLOO}, gap_b(K) = mean GN-IVO −
-    mean b at K; holds iff gap_b(2) > 0 and gap_b(2) ≥ gap_b(K) for every other K run, for both b
-    (needs K = 2 and at least one other K in the preset).
-(3) At the main K, GN-IVO (steps) has mean accuracy ≥ GN-IVO one-step.
-(4) GN-IVO does not collapse (the brief's quick check): at the main K its mean final accuracy
-    is ≥ its mean accuracy before RL.
+(1) At the main K, GN-IVO's held-out accuracy after the fixed sample budget exceeds GRPO's and
+    RLOO's by more than ``min_effect_acc`` (``superior`` for each, ``all_of``): the paper's
+    "outperforms" (AMC23 42.5 vs 35.0); the brief's "≥ in mean" let a tie pass.
+(2) The gap is largest at K = 2: for each baseline b ∈ {GRPO, RLOO}, gap_b(K) = GN-IVO − b at
+    K (per seed); all of: gap_b(2) > ``min_effect_acc`` (``superior`` of GN-IVO over b at K = 2)
+    and gap_b(2) − gap_b(K) > ``min_effect_acc`` for every other K run (``superior``, paired
+    by seed), for both b (needs K = 2 and at least one other K in the preset).
+(3) At the main K, GN-IVO (steps) exceeds GN-IVO one-step by more than ``min_effect_acc``
+    (``superior``).
+    Claims (1)–(3) are *inconclusive* (``not_acting``) when none of the compared runs moves
+    held-out accuracy from its pre-RL value by more than ``min_effect_acc`` (RL does not act).
+(4) GN-IVO does not collapse (the brief's quick check): at the main K its accuracy after RL is
+    non-inferior to its accuracy before RL (``noninferior``, margin
+    ``noninferiority_margin_acc``).
 (5) Theorem 3.2: with unnormalised weights, for every seed and K, the spread of
-    log π_θ/π_old − V over prefixes of each length is < 1e-3 and max |log π_θ − log π*| < 1e-3.
+    log π_θ/π_old − V over prefixes of each length is ≤ 1e-3 and max |log π_θ − log π*| ≤
+    1e-3 (``bound_holds``, exact).
 (6) With the paper's normalised weights the fitted policy is biased and the bias shrinks with
-    K: mean TV(π_θ, π*) is > 1e-3 at the smallest K and strictly decreasing along the K grid.
+    K: all of TV(π_θ, π*) ≥ 1e-3 at the smallest K on every seed (``bound_holds``, exact) and,
+    for each consecutive pair of the K grid, TV falls by more than the factor
+    ``min_tv_ratio`` (``superior`` on log TV, paired by seed over the random trees).
+
+Verdict margins (fields of :class:`GNIVORepro`, the same for every preset, fixed from the
+paper's effect sizes and the evaluation's resolution before the verdicts were recomputed):
+
+* ``min_effect_acc`` = 0.02 — 2 accuracy points is the smallest difference that counts as
+  "outperforms" / "larger gap": the paper's gains are 3–7.5 points, and below 2 points a
+  difference is within one binomial standard error of a 500-prompt evaluation (≈ 2.1 points at
+  35 %);
+* ``noninferiority_margin_acc`` = 0.03 — a loss of more than 3 accuracy points after RL is a
+  collapse that matters: it would undo the paper's smallest reported gain (36.6 → 40.0);
+* ``min_tv_ratio`` = 1.05 — a bias that falls by less than 5 % from one K to the next does not
+  "shrink" in any sense a reader would notice.
+
+Changed rules (issue 18, "verdicts that are evidence"): claims (1)–(4) compared means ("≥",
+so a tie passed and any difference decided with no CI); (1)–(3) are now superiority tests with
+a minimal effect (and ``not_acting`` when RL moves nothing), (4) non-inferiority with a fixed
+margin.  Claim (6) was "mean TV strictly decreasing" (a decrease of 1e-15 passed); it now needs
+a 5 % decrease per K step.  Claim (5) is unchanged in substance (exact bounds).  No preset and
+no trial changed.  A claim whose cells the preset does not run (claims (2) and (6) in
+``smoke``: one K) was reported "not held"; it is now left out of the claims and named in the
+report's notes (:class:`NotEvaluated`).
 
 Readings and deviations (also in the report's notes):
 
@@ -97,6 +129,15 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
+from optzoo.experiment.verdicts import (
+    Verdict,
+    all_of,
+    bound_holds,
+    by_seed,
+    noninferior,
+    not_acting,
+    superior,
+)
 from optzoo.policy.trainer import Reinforce
 
 SLUG = "gn-ivo"
@@ -156,6 +197,9 @@ class GNIVORepro(Preset):
         final_eval_size: held-out prompts of ``initial_accuracy`` / ``final_accuracy``.
         tabular_vocab, tabular_length, tabular_alpha: the Theorem 3.2 tree.
         tabular_group_sizes: the K grid of the Theorem 3.2 check (exact enumeration).
+        min_effect_acc: the smallest accuracy difference that counts (claims 1–3).
+        noninferiority_margin_acc: claim (4)'s non-inferiority margin (accuracy units).
+        min_tv_ratio: claim (6)'s smallest factor by which TV must fall per K step.
     """
 
     seeds: int = 5
@@ -195,6 +239,9 @@ class GNIVORepro(Preset):
     tabular_length: int = 3
     tabular_alpha: float = 0.2
     tabular_group_sizes: tuple[int, ...] = (2, 3, 4)
+    min_effect_acc: float = 0.02
+    noninferiority_margin_acc: float = 0.03
+    min_tv_ratio: float = 1.05
 
     def validate(self) -> None:
         super().validate()
@@ -230,6 +277,13 @@ class GNIVORepro(Preset):
             raise ConfigError(f"epsilon: expected a number in [0, 1), got {self.epsilon}")
         if self.eval_every < 0:
             raise ConfigError(f"eval_every: expected an integer >= 0, got {self.eval_every}")
+        for name in ("min_effect_acc", "noninferiority_margin_acc"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and 0 < v < 1):
+                raise ConfigError(f"{name}: expected a number in (0, 1), got {v}")
+        if not (math.isfinite(self.min_tv_ratio) and self.min_tv_ratio > 1):
+            raise ConfigError(f"min_tv_ratio: expected a finite number > 1, got "
+                              f"{self.min_tv_ratio}")
         if not self.cells:
             raise ConfigError("cells: expected at least one 'method@K'")
         if len(set(self.cells)) != len(self.cells):
@@ -638,65 +692,144 @@ def _group_sizes(results) -> list[int]:
                    if r.trial.method != THEOREM})
 
 
-def _missing(what: str) -> Claim:
-    return Claim(text=what, evidence="not run in this preset", held=False)
+@dataclass(frozen=True)
+class NotEvaluated:
+    """A claim this run cannot evaluate (its data is absent, e.g. a K the preset does not
+    run): left out of the claims and named in the report's notes.  The verdict module has no
+    "no data" verdict and a reproduction may not build one by hand."""
+
+    text: str
+    why: str
 
 
-def claim_beats_baselines(results, k: int) -> Claim:
-    text = (f"(1) At K = {k}, GN-IVO's mean held-out accuracy after the fixed sample budget is "
-            "≥ GRPO's and ≥ RLOO's (mean over seeds).")
-    g, grpo, rloo = (_final(results, m, k) for m in ("gn-ivo", "grpo", "rloo"))
-    if not (g and grpo and rloo):
-        return _missing(text)
+def _split(items: list) -> tuple[list[Claim], list[str]]:
+    """The evaluated claims, and a note for each :class:`NotEvaluated` one."""
+    return ([c for c in items if isinstance(c, Claim)],
+            [f"Not evaluated in this run ({c.why}): {c.text}" for c in items
+             if isinstance(c, NotEvaluated)])
+
+
+def _margins(cfg: GNIVORepro | None) -> GNIVORepro:
+    return PRESETS["full"] if cfg is None else cfg
+
+
+def _seeds(results, method: str, k: int, key: str = "final_accuracy") -> dict[int, float]:
+    return by_seed(results, key, where=lambda r: r.trial.method == method
+                   and int(r.trial.params.get("group_size", -1)) == k)
+
+
+def _common(*ds: dict) -> list[dict]:
+    """The mappings restricted to the seeds all of them have (pairing needs equal keys)."""
+    keys = [s for s in ds[0] if all(s in d for d in ds[1:])]
+    return [{s: d[s] for s in keys} for d in ds]
+
+
+def _change(results, method: str, k: int, cfg) -> Verdict | None:
+    """Does ``method`` at K move held-out accuracy from before RL (final − initial, paired by
+    seed) by more than ``min_effect_acc``?  ``None`` without data."""
+    after, before = _common(_seeds(results, method, k),
+                            _seeds(results, method, k, "initial_accuracy"))
+    return superior(after, before, min_effect=cfg.min_effect_acc) if after else None
+
+
+def _unmoved(verdict: Verdict, results, cells: list[tuple[str, int]], cfg) -> Verdict:
+    """``not_acting`` when none of the runs ``cells`` moves accuracy by ``min_effect_acc``:
+    each change's 95 % CI lies inside ±``min_effect_acc`` (RL does not act here)."""
+    m = cfg.min_effect_acc
+    changes = [_change(results, meth, k, cfg) for meth, k in cells]
+    if changes and all(v is not None and math.isfinite(v.ci[0]) and math.isfinite(v.ci[1])
+                       and -m <= v.ci[0] and v.ci[1] <= m for v in changes):
+        names = ", ".join(f"{LABELS[meth]} (K = {k})" for meth, k in cells)
+        return not_acting(verdict, f"none of {names} moves held-out accuracy from before RL "
+                                   f"by more than {m:g} (CIs inside the margin)")
+    return verdict
+
+
+def claim_beats_baselines(results, k: int, cfg: GNIVORepro | None = None) -> Claim | NotEvaluated:
+    cfg = _margins(cfg)
+    m = cfg.min_effect_acc
+    text = (f"(1) At K = {k}, GN-IVO's held-out accuracy after the fixed sample budget exceeds "
+            f"GRPO's and RLOO's by more than {m:g} (paired by seed).")
+    g, grpo, rloo = (_final(results, meth, k) for meth in ("gn-ivo", "grpo", "rloo"))
+    cells = {}
+    for base in ("grpo", "rloo"):
+        a, b = _common(_seeds(results, "gn-ivo", k), _seeds(results, base, k))
+        if a:
+            cells[f"GN-IVO − {LABELS[base]} > {m:g}"] = superior(a, b, min_effect=m)
+    if len(cells) < 2:
+        return NotEvaluated(text, "not run in this preset")
     d1, d2 = _paired(results, "gn-ivo", "grpo", k), _paired(results, "gn-ivo", "rloo", k)
-    held = _mean(g) >= _mean(grpo) and _mean(g) >= _mean(rloo)
+    verdict = _unmoved(all_of(cells), results, [("gn-ivo", k), ("grpo", k), ("rloo", k)], cfg)
     return Claim(text=text, evidence=(
         f"GN-IVO {fmt_values(g)}, GRPO {fmt_values(grpo)}, RLOO {fmt_values(rloo)}; paired "
         f"GN-IVO − GRPO {fmt_values(d1)}, GN-IVO − RLOO {fmt_values(d2)} ({len(g)} seeds)"),
-        held=bool(held))
+        verdict=verdict)
 
 
-def claim_gap_largest_at_k2(results) -> Claim:
-    text = ("(2) GN-IVO's gap over GRPO and over RLOO (difference of mean accuracies) is "
-            "positive and largest at K = 2.")
+def claim_gap_largest_at_k2(results, cfg: GNIVORepro | None = None) -> Claim | NotEvaluated:
+    cfg = _margins(cfg)
+    m = cfg.min_effect_acc
+    text = ("(2) GN-IVO's gap over GRPO and over RLOO (paired accuracy difference) is larger "
+            f"than {m:g} at K = 2 and larger at K = 2 than at every other K by more than {m:g}.")
     ks = [k for k in _group_sizes(results)
-          if all(_final(results, m, k) for m in ("gn-ivo", "grpo", "rloo"))]
+          if all(_final(results, meth, k) for meth in ("gn-ivo", "grpo", "rloo"))]
     if 2 not in ks or len(ks) < 2:
-        return _missing(text)
-    held, parts = True, []
+        return NotEvaluated(text, "not run in this preset")
+    cells, parts = {}, []
     for base in ("grpo", "rloo"):
-        gaps = {k: _mean(_final(results, "gn-ivo", k)) - _mean(_final(results, base, k))
-                for k in ks}
-        held &= gaps[2] > 0 and all(gaps[2] >= gaps[k] for k in ks)
+        gaps = {}
+        for k in ks:
+            a, b = _common(_seeds(results, "gn-ivo", k), _seeds(results, base, k))
+            gaps[k] = {s: a[s] - b[s] for s in a}
+        cells[f"gap over {LABELS[base]} at K = 2 > {m:g}"] = superior(
+            *_common(_seeds(results, "gn-ivo", 2), _seeds(results, base, 2)), min_effect=m)
+        for k in ks:
+            if k != 2:
+                g2, gk = _common(gaps[2], gaps[k])
+                if g2:
+                    cells[f"gap over {LABELS[base]}: K = 2 − K = {k} > {m:g}"] = superior(
+                        g2, gk, min_effect=m)
         parts.append(f"vs {LABELS[base]}: " + ", ".join(
-            f"K={k}: {gaps[k]:+.3f} (paired {fmt_values(_paired(results, 'gn-ivo', base, k))})"
-            for k in ks))
-    return Claim(text=text, evidence="; ".join(parts), held=bool(held))
+            f"K={k}: {_mean(list(gaps[k].values())):+.3f} (paired "
+            f"{fmt_values(list(gaps[k].values()))})" for k in ks))
+    runs = [(meth, k) for k in ks for meth in ("gn-ivo", "grpo", "rloo")]
+    return Claim(text=text, evidence="; ".join(parts),
+                 verdict=_unmoved(all_of(cells), results, runs, cfg))
 
 
-def claim_steps_beat_one_step(results, k: int) -> Claim:
-    text = f"(3) At K = {k}, GN-IVO (steps) has mean accuracy ≥ GN-IVO one-step."
-    a, b = _final(results, "gn-ivo", k), _final(results, "gn-ivo-one", k)
-    if not (a and b):
-        return _missing(text)
+def claim_steps_beat_one_step(results, k: int,
+                              cfg: GNIVORepro | None = None) -> Claim | NotEvaluated:
+    cfg = _margins(cfg)
+    m = cfg.min_effect_acc
+    text = (f"(3) At K = {k}, GN-IVO (steps) has held-out accuracy above GN-IVO one-step by "
+            f"more than {m:g} (paired by seed).")
+    a, b = _common(_seeds(results, "gn-ivo", k), _seeds(results, "gn-ivo-one", k))
+    if not a:
+        return NotEvaluated(text, "not run in this preset")
+    verdict = _unmoved(superior(a, b, min_effect=m), results,
+                       [("gn-ivo", k), ("gn-ivo-one", k)], cfg)
     return Claim(text=text, evidence=(
-        f"steps {fmt_values(a)} vs one-step {fmt_values(b)}; paired difference "
-        f"{fmt_values(_paired(results, 'gn-ivo', 'gn-ivo-one', k))}"),
-        held=bool(_mean(a) >= _mean(b)))
+        f"steps {fmt_values(_final(results, 'gn-ivo', k))} vs one-step "
+        f"{fmt_values(_final(results, 'gn-ivo-one', k))}; paired difference "
+        f"{fmt_values(_paired(results, 'gn-ivo', 'gn-ivo-one', k))}"), verdict=verdict)
 
 
-def claim_no_collapse(results, k: int) -> Claim:
-    text = (f"(4) GN-IVO does not collapse: at K = {k} its mean held-out accuracy after RL is "
-            "≥ its mean accuracy before RL (the SFT model).")
+def claim_no_collapse(results, k: int, cfg: GNIVORepro | None = None) -> Claim | NotEvaluated:
+    cfg = _margins(cfg)
+    margin = cfg.noninferiority_margin_acc
+    text = (f"(4) GN-IVO does not collapse: at K = {k} its held-out accuracy after RL is "
+            f"non-inferior to its accuracy before RL (the SFT model; margin {margin:g}).")
     rs = _results(results, "gn-ivo", k)
-    after, before = metric_values(rs, "final_accuracy"), metric_values(rs, "initial_accuracy")
-    if not (after and before):
-        return _missing(text)
+    after, before = _common(_seeds(results, "gn-ivo", k),
+                            _seeds(results, "gn-ivo", k, "initial_accuracy"))
+    if not after:
+        return NotEvaluated(text, "not run in this preset")
     return Claim(text=text, evidence=(
-        f"before {fmt_values(before)}, after {fmt_values(after)}; training reward first/last "
-        f"10 % of iterations {fmt_values(metric_values(rs, 'reward_first'))} / "
+        f"before {fmt_values(list(before.values()))}, after {fmt_values(list(after.values()))}; "
+        f"paired change {fmt_values([after[s] - before[s] for s in after])}; training reward "
+        f"first/last 10 % of iterations {fmt_values(metric_values(rs, 'reward_first'))} / "
         f"{fmt_values(metric_values(rs, 'reward_last'))}"),
-        held=bool(_mean(after) >= _mean(before)))
+        verdict=noninferior(after, before, margin=margin))
 
 
 def _tabular_ks(results) -> list[int]:
@@ -708,36 +841,45 @@ def _tabular_ks(results) -> list[int]:
     return sorted(ks)
 
 
-def claim_theorem_exact(results) -> Claim:
+def claim_theorem_exact(results) -> Claim | NotEvaluated:
     text = ("(5) Theorem 3.2 (exact, tabular tree): with unnormalised weights exp(R/α), the "
             "minimiser of the expected GN-IVO loss has log π_θ/π_old − V constant over prefixes "
-            f"of each length (spread < {THEOREM_TOL:g}) and π_θ ∝ π_old·exp(R/α) "
-            f"(max |log error| < {THEOREM_TOL:g}), for every seed and K.")
+            f"of each length (spread ≤ {THEOREM_TOL:g}) and π_θ ∝ π_old·exp(R/α) "
+            f"(max |log error| ≤ {THEOREM_TOL:g}), for every seed and K.")
     rs = [r for r in results if r.trial.method == THEOREM]
     ks = _tabular_ks(results)
     if not rs or not ks:
-        return _missing(text)
+        return NotEvaluated(text, "not run in this preset")
     spread = [float(r.metrics[f"unnormalized_spread@{k}"]) for r in rs for k in ks]
     err = [float(r.metrics[f"unnormalized_logratio_err@{k}"]) for r in rs for k in ks]
-    held = max(spread) < THEOREM_TOL and max(err) < THEOREM_TOL
     return Claim(text=text, evidence=(
         f"largest spread {max(spread):.2e}, largest |log π_θ − log π*| {max(err):.2e} over "
-        f"{len(rs)} seeds × K ∈ {ks}"), held=bool(held))
+        f"{len(rs)} seeds × K ∈ {ks}"), verdict=bound_holds(spread + err, THEOREM_TOL))
 
 
-def claim_normalized_bias_shrinks(results) -> Claim:
+def claim_normalized_bias_shrinks(results, cfg: GNIVORepro | None = None) -> Claim | NotEvaluated:
+    cfg = _margins(cfg)
+    ratio = cfg.min_tv_ratio
     text = ("(6) With the paper's normalised weights softmax(R/α) the fitted policy is biased "
-            f"(TV(π_θ, π*) > {THEOREM_TOL:g} at the smallest K) and the bias shrinks with K "
-            "(mean TV strictly decreasing along the K grid).")
+            f"(TV(π_θ, π*) ≥ {THEOREM_TOL:g} at the smallest K on every seed) and the bias "
+            f"shrinks with K (TV falls by more than a factor {ratio:g} at each step of the K "
+            "grid, paired by seed).")
     rs = [r for r in results if r.trial.method == THEOREM]
     ks = _tabular_ks(results)
     if not rs or len(ks) < 2:
-        return _missing(text)
-    tv = {k: metric_values(rs, f"normalized_tv@{k}") for k in ks}
-    means = [_mean(tv[k]) for k in ks]
-    held = means[0] > THEOREM_TOL and all(a > b for a, b in zip(means, means[1:], strict=False))
+        return NotEvaluated(text, "not run in this preset")
+    tv = {k: by_seed(rs, f"normalized_tv@{k}") for k in ks}
+    cells = {f"biased at K = {ks[0]}: TV ≥ {THEOREM_TOL:g}":
+             bound_holds(list(tv[ks[0]].values()), THEOREM_TOL, side="ge")}
+    for lo, hi in zip(ks, ks[1:], strict=False):
+        a, b = _common(tv[lo], tv[hi])
+        # a TV of exactly 0 has no log: a fit that removed the bias counts at 1e-300
+        a = {s: max(v, 1e-300) for s, v in a.items()}
+        b = {s: max(v, 1e-300) for s, v in b.items()}
+        cells[f"TV(K = {lo}) / TV(K = {hi}) > {ratio:g}"] = superior(
+            a, b, min_effect=math.log(ratio), log_ratio=True)
     return Claim(text=text, evidence="mean TV " + ", ".join(
-        f"K={k}: {fmt_values(tv[k])}" for k in ks), held=bool(held))
+        f"K={k}: {fmt_values(list(tv[k].values()))}" for k in ks), verdict=all_of(cells))
 
 
 def summarize(results: list[Result], cfg: GNIVORepro, outdir: Path) -> Summary:
@@ -799,15 +941,16 @@ def summarize(results: list[Result], cfg: GNIVORepro, outdir: Path) -> Summary:
             columns=["K", "unnorm. spread", "unnorm. |log err|", "norm. spread",
                      "norm. |log err|", "norm. TV"], rows=rows))
     k0 = cfg.main_group_size
-    claims = [claim_beats_baselines(results, k0), claim_gap_largest_at_k2(results),
-              claim_steps_beat_one_step(results, k0), claim_no_collapse(results, k0),
-              claim_theorem_exact(results), claim_normalized_bias_shrinks(results)]
+    claims, skipped = _split([
+        claim_beats_baselines(results, k0, cfg), claim_gap_largest_at_k2(results, cfg),
+        claim_steps_beat_one_step(results, k0, cfg), claim_no_collapse(results, k0, cfg),
+        claim_theorem_exact(results), claim_normalized_bias_shrinks(results, cfg)])
     figures = []
     if ks:
         figures.append(_plot_curves(results, ms, ks, outdir / "curves.png"))
     if th and tks:
         figures.append(_plot_theorem(th, tks, outdir / "theorem.png"))
-    return Summary(tables=tabs, figures=figures, claims=claims, notes=_notes(cfg))
+    return Summary(tables=tabs, figures=figures, claims=claims, notes=_notes(cfg) + skipped)
 
 
 def _curve(rs, key):
