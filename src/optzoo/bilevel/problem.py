@@ -26,6 +26,8 @@ from typing import Any
 
 import torch
 
+from optzoo.checks import check_int, check_real
+
 __all__ = ["BilevelProblem", "Oracle"]
 
 Batch = Any  # whatever a problem's ``sample`` returns (e.g. an index tensor); None = full data
@@ -170,6 +172,9 @@ class Oracle:
 
     def __init__(self, problem: BilevelProblem, *, batch_size: int | None = None,
                  noise: float = 0.0, generator: torch.Generator | None = None) -> None:
+        if batch_size is not None:
+            check_int("batch_size", batch_size)
+        check_real("noise", noise, low=0.0)
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size: expected a positive integer or None, got {batch_size}")
         if not noise >= 0.0:

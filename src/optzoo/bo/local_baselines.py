@@ -56,6 +56,7 @@ from optzoo.bo.les import (
     make_gp,
     standardize_observations,
 )
+from optzoo.checks import check_int, check_real
 
 __all__ = ["GradientInformation", "TurboState", "run_gibo", "run_logei", "run_sobol",
            "run_turbo"]
@@ -134,6 +135,11 @@ class TurboState:
     restart_triggered: bool = False
 
     def __post_init__(self) -> None:
+        check_int("dim", self.dim, low=1)
+        check_real("length_min", self.length_min, low=0.0, low_open=True)
+        check_real("length_max", self.length_max, low=self.length_min)
+        check_real("length", self.length, low=self.length_min, high=self.length_max)
+        check_int("success_tolerance", self.success_tolerance, low=1)
         self.failure_tolerance = math.ceil(max(4.0, float(self.dim)))
 
     def update(self, value: float) -> None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from optzoo.checks import check_int, check_real
+
 MOVE_KINDS = ("jitter", "teleport", "densest", "mixed")
 
 
@@ -39,6 +41,8 @@ class InversePolynomialKernel:
     q: float = 2.0
 
     def __post_init__(self) -> None:
+        check_real("sigma", self.sigma, low=0.0, low_open=True)
+        check_real("q", self.q, low=0.0, low_open=True)
         if not self.sigma > 0:
             raise ValueError(f"sigma: expected > 0, got {self.sigma}")
         if not self.q > 0:
@@ -70,6 +74,7 @@ class GaussianKernel:
     sigma: float = 1.0
 
     def __post_init__(self) -> None:
+        check_real("sigma", self.sigma, low=0.0, low_open=True)
         if not self.sigma > 0:
             raise ValueError(f"sigma: expected > 0, got {self.sigma}")
 
@@ -151,6 +156,10 @@ def gaussian_mixture(n: int, d: int, centers: int = 5, spread: float = 1.0,
     """Points of ``centers`` isotropic Gaussian blobs with standard deviation ``spread``, centres
     uniform in [−10, 10]^d, sizes as equal as possible (the model of scikit-learn's
     ``make_blobs``, drawn with NumPy so that no scikit-learn import is paid per trial)."""
+    check_int("n", n)
+    check_int("d", d)
+    check_int("centers", centers, low=1)
+    check_real("spread", spread, low=0.0, low_open=True)
     if n < 2 or d < 1:
         raise ValueError(f"n, d: expected n >= 2 and d >= 1, got n={n}, d={d}")
     rng = np.random.default_rng(seed)
@@ -162,8 +171,8 @@ def gaussian_mixture(n: int, d: int, centers: int = 5, spread: float = 1.0,
 def swiss_roll(n: int, seed: int = 0, noise: float = 0.05) -> np.ndarray:
     """Points of the 3-D swiss roll (scikit-learn's ``make_swiss_roll`` model:
     t = 1.5π(1 + 2u), (t cos t, 21 v, t sin t) + noise, u, v ~ U[0, 1])."""
-    if n < 2:
-        raise ValueError(f"n: expected >= 2, got {n}")
+    check_int("n", n, low=2)
+    check_real("noise", noise, low=0.0)
     rng = np.random.default_rng(seed)
     t = 1.5 * np.pi * (1.0 + 2.0 * rng.random(n))
     x = np.stack([t * np.cos(t), 21.0 * rng.random(n), t * np.sin(t)], axis=1)
@@ -184,6 +193,7 @@ def make_points(name: str, n: int, d: int, seed: int) -> np.ndarray:
 def padded_bounds(points: np.ndarray, pad: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
     """The bounding box of ``points`` widened by ``pad`` times its extent on every side."""
     x = _check_points(points)
+    check_real("pad", pad, low=0.0)
     lo, hi = x.min(axis=0), x.max(axis=0)
     ext = np.maximum(hi - lo, 1e-12)
     return lo - pad * ext, hi + pad * ext

@@ -46,6 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from optzoo.checks import check_finite_array, check_int
 from optzoo.graphs.problems import Kernel, kernel_laplacian_matvec
 
 _EMPTY = np.empty(0)
@@ -486,7 +487,8 @@ def probe_vectors(points: np.ndarray, count: int, seed: int) -> np.ndarray:
     """(n, count) probes: a third Gaussian, a third cut indicators (random half-spaces of the
     points), a third smooth low-frequency vectors (cosines of random projections), each with its
     mean removed (the shared null space)."""
-    x = np.asarray(points, dtype=float)
+    check_int("count", count, low=1)
+    x = check_finite_array("points", points, ndim=2)
     n, d = x.shape
     rng = np.random.default_rng(seed)
     k1, k2 = count // 3, count // 3

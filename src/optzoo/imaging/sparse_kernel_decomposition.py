@@ -61,6 +61,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from optzoo.checks import check_generator, check_int, check_real
 from optzoo.imaging.problems import support_mask, support_radius
 
 ETA_REL = 1e-2
@@ -166,7 +167,15 @@ def match(a: Tensor, radius: int) -> Tensor:
 
 
 def charbonnier(a: Tensor, b: Tensor, eta: float) -> Tensor:
-    """Σ sqrt((a − b)² + η²) over the union of the two centred grids (paper Eq. 11)."""
+    """Σ sqrt((a − b)² + η²) over the union of the two centred grids (paper Eq. 11).
+
+    Example::
+
+        >>> import torch
+        >>> float(charbonnier(torch.zeros(3, 3), torch.zeros(3, 3), 0.5))
+        4.5
+    """
+    check_real("eta", eta, low=0.0, low_open=True)
     r = max(a.shape[0], b.shape[0]) // 2
     d = match(a, r) - match(b, r)
     return torch.sqrt(d * d + eta * eta).sum()
@@ -207,8 +216,7 @@ class SparseKernelComplex(nn.Module):
         if len(offsets) != len(weights) or len(offsets) == 0:
             raise ValueError(f"offsets, weights: expected the same number (>= 1) of layers, got "
                              f"{len(offsets)} and {len(weights)}")
-        if not scale > 0:
-            raise ValueError(f"scale: expected > 0, got {scale!r}")
+        check_real("scale", scale, low=0.0, low_open=True)
         self.scale = float(scale)
         us, ws = [], []
         for li, (o, w) in enumerate(zip(offsets, weights, strict=True)):
@@ -386,8 +394,7 @@ def ir_radii(n_layers: int, radius: float) -> np.ndarray:
 def radial_init(n_taps: int, n_layers: int, radius: float):
     """IR (paper Eq. 6): layer ``l``'s taps evenly on a circle of radius ``l·Δr``."""
     _check_budget(n_taps, n_layers)
-    if not radius > 0:
-        raise ValueError(f"radius: expected > 0, got {radius!r}")
+    check_real("radius", radius, low=0.0, low_open=True)
     offs = [_circle(n_taps, r) for r in ir_radii(n_layers, radius)]
     return offs, [np.full(n_taps, 1.0 / n_taps) for _ in range(n_layers)]
 
@@ -395,6 +402,8 @@ def radial_init(n_taps: int, n_layers: int, radius: float):
 def random_init(n_taps: int, n_layers: int, radius: float, rng: np.random.Generator):
     """Ablation: layer ``l`` uniform in the square of its IR radius, weights ``1/N``."""
     _check_budget(n_taps, n_layers)
+    check_real("radius", radius, low=0.0, low_open=True)
+    check_generator("rng", rng)
     offs = [rng.uniform(-r, r, size=(n_taps, 2)) for r in ir_radii(n_layers, radius)]
     return offs, [np.full(n_taps, 1.0 / n_taps) for _ in range(n_layers)]
 
@@ -403,7 +412,18 @@ def poisson_disk_samples(mask: np.ndarray, n: int, rng: np.random.Generator,
                          max_tries: int = 100) -> tuple[np.ndarray, float]:
     """``n`` points (offsets from the grid centre, px) inside ``mask`` by dart throwing with
     minimum spacing ``r = sqrt(S/(nπ))`` (S = support pixel count), shrinking ``r`` by 10 %
-    whenever ``max_tries·n`` darts in a row fail.  Returns the points and the initial ``r``."""
+    whenever ``max_tries·n`` darts in a row fail.  Returns the points and the initial ``r``.
+
+    Example::
+
+        >>> import numpy as np
+        >>> pts, r = poisson_disk_samples(np.ones((9, 9), bool), 4, np.random.default_rng(0))
+        >>> pts.shape
+        (4, 2)
+    """
+    check_int("n", n, low=1)
+    check_int("max_tries", max_tries, low=1)
+    check_generator("rng", rng)
     mask = np.asarray(mask, dtype=bool)
     if mask.ndim != 2 or not mask.any():
         raise ValueError("mask: expected a 2-D boolean array with at least one true pixel")

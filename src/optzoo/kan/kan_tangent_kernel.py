@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 from torch.func import functional_call, jacrev, vmap
 
+from optzoo.checks import check_int, check_real, check_tensor
 from optzoo.kan.two_layer_kan import TwoLayerKAN
 
 
@@ -70,7 +71,23 @@ def kernel_spectrum(h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 def predicted_loss_curve(h: torch.Tensor, r0: torch.Tensor, lr: float,
                          steps: int) -> torch.Tensor:
-    """Linearised GD loss ½‖(I − ηH)^t r(0)‖² for t = 0..steps (Thm 4.6): shape (steps + 1,)."""
+    """Linearised GD loss ½‖(I − ηH)^t r(0)‖² for t = 0..steps (Thm 4.6): shape (steps + 1,).
+
+    ``h`` is a symmetric ``(n, n)`` kernel matrix, ``r0`` the ``(n,)`` initial residual.
+
+    Example::
+
+        >>> import torch
+        >>> predicted_loss_curve(torch.eye(2, dtype=torch.float64), torch.ones(2), 0.5, 2)
+        tensor([1.0000, 0.2500, 0.0625], dtype=torch.float64)
+    """
+    check_tensor("h", h, ndim=2)
+    check_tensor("r0", r0, ndim=1)
+    if h.shape != (r0.shape[0], r0.shape[0]):
+        raise ValueError(f"h: expected shape ({r0.shape[0]}, {r0.shape[0]}) to match r0, got "
+                         f"{tuple(h.shape)}")
+    check_real("lr", lr, low=0.0, low_open=True)
+    check_int("steps", steps, low=1)
     evals, evecs = kernel_spectrum(h)
     proj2 = (evecs.T @ r0.double()) ** 2
     t = torch.arange(steps + 1, dtype=torch.float64).unsqueeze(1)

@@ -27,14 +27,25 @@ import math
 import torch
 from torch import nn
 
+from optzoo.checks import check_int, check_real
+
 
 def rbf(x: torch.Tensor, centers: torch.Tensor, width: float) -> torch.Tensor:
-    """Gaussian RBF basis φ_j(x) = exp(−(x − μ_j)²/(2s²)); returns shape ``x.shape + (g,)``."""
+    """Gaussian RBF basis φ_j(x) = exp(−(x − μ_j)²/(2s²)); returns shape ``x.shape + (g,)``.
+
+    Example::
+
+        >>> import torch
+        >>> rbf(torch.zeros(2), torch.tensor([0.0, 1.0]), 1.0).shape
+        torch.Size([2, 2])
+    """
+    check_real("width", width, low=0.0, low_open=True)
     return torch.exp(-((x.unsqueeze(-1) - centers) ** 2) / (2 * width**2))
 
 
 def rbf_derivative(x: torch.Tensor, centers: torch.Tensor, width: float) -> torch.Tensor:
     """φ_j'(x) = −(x − μ_j)/s² · φ_j(x); shape ``x.shape + (g,)``."""
+    check_real("width", width, low=0.0, low_open=True)
     diff = x.unsqueeze(-1) - centers
     return -diff / width**2 * torch.exp(-(diff**2) / (2 * width**2))
 
@@ -61,6 +72,14 @@ class TwoLayerKAN(nn.Module):
                  generator: torch.Generator | None = None,
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
+        check_int("d", d)
+        check_int("width", width)
+        check_int("g", g)
+        check_real("sigma_scale", sigma_scale, low=0.0, low_open=True)
+        if sigma is not None:
+            check_real("sigma", sigma, low=0.0)
+        if rbf_width is not None:
+            check_real("rbf_width", rbf_width, low=0.0, low_open=True)
         if d < 1 or width < 1 or g < 2:
             raise ValueError(
                 f"d, width, g: expected d, width >= 1 and g >= 2, got {d}, {width}, {g}")

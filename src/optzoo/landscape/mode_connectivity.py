@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from optzoo.checks import check_tensor
 from optzoo.landscape.curvature import functional_loss
 
 KINDS = ("bezier", "polychain")
@@ -60,7 +61,20 @@ def point(kind: str, a: torch.Tensor, c: torch.Tensor, b: torch.Tensor,
 
 
 def linear_path(theta_a: torch.Tensor, theta_b: torch.Tensor) -> LowLossPath:
-    """The straight line (the energetic-barrier baseline), as a path object."""
+    """The straight line (the energetic-barrier baseline), as a path object; ``theta_a`` and
+    ``theta_b`` are flat parameter vectors of one shape.
+
+    Example::
+
+        >>> import torch
+        >>> linear_path(torch.zeros(2), torch.ones(2)).bend
+        tensor([0.5000, 0.5000])
+    """
+    check_tensor("theta_a", theta_a, ndim=1)
+    check_tensor("theta_b", theta_b, ndim=1)
+    if theta_a.shape != theta_b.shape:
+        raise ValueError(f"theta_b: expected the shape of theta_a {tuple(theta_a.shape)}, got "
+                         f"{tuple(theta_b.shape)}")
     a, b = theta_a.detach().clone(), theta_b.detach().clone()
     return LowLossPath("bezier", a, (a + b) / 2, b)  # a Bezier with the midpoint bend is linear
 

@@ -44,6 +44,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from optzoo.checks import check_real
 from optzoo.mcts.environment import DeterministicEnv, check_env, terminal
 
 _ROUND = 9
@@ -68,8 +69,7 @@ class UCT:
         check_env(env)
         if not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations: expected an integer >= 1, got {iterations!r}")
-        if not c > 0:
-            raise ValueError(f"c: expected a positive exploration constant, got {c!r}")
+        check_real("c", c, low=0.0, low_open=True)
         if not isinstance(recency, int) or recency < 1:
             raise ValueError(f"recency: expected an integer >= 1, got {recency!r}")
         self.env, self.iterations, self.c, self.recency = env, iterations, float(c), recency
@@ -345,7 +345,19 @@ class RandomAgent:
 def play_episode(agent, env: DeterministicEnv) -> dict[str, float]:
     """Run one episode of ``agent`` (anything with ``search(state, depth) -> action``) from the
     initial state to the horizon (or an earlier terminal state); returns the undiscounted
-    return and, for tree agents, the mean compression of the trees built at each decision."""
+    return and, for tree agents, the mean compression of the trees built at each decision.
+
+    Example::
+
+        >>> from optzoo.mcts import SysAdmin
+        >>> env = SysAdmin(n=3, horizon=4)
+        >>> sorted(play_episode(UCT(env, iterations=20), env))
+        ['q_abstract', 'q_ground', 'q_grouped', 'q_ratio', 'return', 's_ratio']
+    """
+    if not callable(getattr(agent, "search", None)):
+        raise TypeError(f"agent: expected an object with a search(state, depth) -> action "
+                        f"method (e.g. UCT(env)), got {type(agent).__name__}")
+    check_env(env)
     state, total = env.initial_state(), 0.0
     comp: dict[str, list[float]] = {}
     for depth in range(env.horizon):

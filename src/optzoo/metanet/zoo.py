@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from optzoo.cache import cache_dir
+from optzoo.checks import check_int
 
 ZOO_VERSION = 2  # bump when the generator changes, so stale caches are not reused
 ACTIVATIONS = ("relu", "sin")
@@ -177,6 +178,7 @@ def random_symmetry(widths, batch: int, kind: str, generator: torch.Generator,
     """
     if kind not in ("scale", "sign", "perm"):
         raise ValueError(f"kind: expected 'scale', 'sign' or 'perm', got {kind!r}")
+    check_int("batch", batch, low=1)
     lo, hi = scale_range
     if not 0 < lo <= hi:
         raise ValueError(f"scale_range: expected 0 < lo <= hi, got {scale_range}")
@@ -437,7 +439,14 @@ def siren_zoo(n_images: int = 1797, seed: int = 0, hidden: int = 16, steps: int 
 
 
 def split_indices(n: int, seed: int, fractions=(0.7, 0.1, 0.2)):
-    """Train / validation / test indices, split by network (brief: 70/10/20)."""
+    """Train / validation / test indices, split by network (brief: 70/10/20).
+
+    Example::
+
+        >>> [len(s) for s in split_indices(10, seed=0)]
+        [7, 1, 2]
+    """
+    check_int("n", n, low=3)
     if n < 3 or len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9:
         raise ValueError(f"n, fractions: expected n >= 3 and three fractions summing to 1, got "
                          f"{n}, {fractions}")

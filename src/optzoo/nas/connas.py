@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from optzoo.checks import check_finite_array, check_real
 from optzoo.nas.darts import SearchConfig, SearchResult, argmax_arch, search
 from optzoo.nas.search_space import Arch, CellSpace
 
@@ -79,8 +80,14 @@ def edge_direction(costs: Sequence[float], budget: float) -> np.ndarray:
 
     Returns:
         A vector over the ops: 0 when every candidate is feasible, else a unit vector.
+
+    Example::
+
+        >>> edge_direction([1.0, 3.0], budget=2.0).round(4)
+        array([ 0.7071, -0.7071])
     """
-    c = np.asarray(costs, dtype=float)
+    c = check_finite_array("costs", costs, ndim=1)
+    check_real("budget", budget)
     n = c.size
     feas = c <= budget
     v = np.zeros(n)
@@ -139,8 +146,8 @@ def connas_gradient(grad: torch.Tensor, direction: torch.Tensor, rescale: float 
     if grad.shape != direction.shape:
         raise ValueError(f"direction: expected shape {tuple(grad.shape)}, got "
                          f"{tuple(direction.shape)}")
-    if not rescale > 0 or not eps > 0:
-        raise ValueError(f"rescale, eps: expected > 0, got {rescale}, {eps}")
+    check_real("rescale", rescale, low=0.0, low_open=True)
+    check_real("eps", eps, low=0.0, low_open=True)
     direction = direction.to(grad)
     if scope == "edge":
         norm = grad.norm(dim=1, keepdim=True).clamp_min(eps)
@@ -180,6 +187,10 @@ class ConNAS:
     def __post_init__(self) -> None:
         if not self.budgets:
             raise ValueError("budgets: expected at least one constraint")
+        check_real("rescale", self.rescale, low=0.0, low_open=True)
+        check_real("eps", self.eps, low=0.0, low_open=True)
+        for k, b in self.budgets.items():
+            check_real(f"budgets[{k!r}]", b, finite=False)
         if not self.rescale > 0:
             raise ValueError(f"rescale: expected > 0 (paper: R > 1), got {self.rescale}")
         if not self.eps > 0:

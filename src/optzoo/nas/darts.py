@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from optzoo.checks import check_int, check_real
 from optzoo.nas.search_space import Arch, CellSpace, TinyNetwork, make_op
 
 AlphaHook = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -72,6 +73,13 @@ class SearchConfig:
     select_frac: float = 1 / 3
 
     def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size"):
+            check_int(name, getattr(self, name))
+        for name in ("w_lr", "alpha_lr", "tau_start", "tau_end"):
+            check_real(name, getattr(self, name), low=0.0, low_open=True)
+        check_real("w_momentum", self.w_momentum, low=0.0, high=1.0, high_open=True)
+        for name in ("w_weight_decay", "alpha_weight_decay"):
+            check_real(name, getattr(self, name), low=0.0)
         for name in ("epochs", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected >= 1, got {getattr(self, name)}")

@@ -90,6 +90,13 @@ class ASGO(AdaptivePreconditionedSGD):
         super().__init__(params, lr=lr, eps=eps, nesterov=nesterov, average=average,
                          maximize=maximize, foreach=foreach, side=side, precision=precision)
 
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
+        # before the accumulator is touched: a non-finite G would poison S_k for good and make
+        # the eigendecomposition fail with an unnamed LinAlgError
+        self._check_no_nan(grads, "the preconditioner's eigendecomposition needs finite ones",
+                           inf=True)
+        super()._step_group(group, params, grads)
+
     @staticmethod
     def _left(shape: tuple[int, int], side: str) -> bool:
         m, n = shape

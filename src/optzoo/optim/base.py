@@ -7,7 +7,12 @@ mathematics; it gives every method in :mod:`optzoo.optim` the same behaviour at 
 * ``maximize`` flips the gradient sign, nothing else;
 * a sparse gradient raises a ``RuntimeError`` that names the optimizer (none of these methods
   has a sparse update);
-* a bad hyperparameter raises a ``ValueError`` naming it (:func:`check_hyper`);
+* a bad hyperparameter raises a ``ValueError`` naming it (:func:`check_hyper`); in every
+  parameter group (at construction and in ``add_param_group``) ``lr`` must be finite and
+  ``>= 0``, no float hyperparameter may be NaN, and every parameter must be a floating-point
+  tensor (``TypeError`` otherwise: an integer tensor cannot take a fractional step);
+* a NaN gradient is a ``ValueError`` for the sign-based updates (``sign(NaN)`` would silently
+  skip the coordinate), see :meth:`ZooOptimizer._check_no_nan`;
 * per-parameter state sits in ``self.state[p]`` as tensors, so ``load_state_dict`` casts it to the
   parameter's dtype and device;
 * methods whose *output* is not the point the gradient is queried at (an iterate average, an
@@ -23,11 +28,11 @@ from collections.abc import Iterator
 
 import torch
 
-__all__ = ["ZooOptimizer", "check_hyper", "default_foreach"]
+__all__ = ["ZooOptimizer", "check_group", "check_hyper", "default_foreach"]
 
 
 def check_hyper(name: str, value: object, *, low: float | None = 0.0, high: float | None = None,
-                low_open: bool = False, high_open: bool = False) -> float:
+                low_open: bool = False, high_open: bool = False, finite: bool = True) -> float:
     """Validate a scalar hyperparameter; raise ``ValueError`` naming it otherwise.
 
     Args:
@@ -35,6 +40,16 @@ def check_hyper(name: str, value: object, *, low: float | None = 0.0, high: floa
         value: the value given.
         low / high: bounds (``None`` = unbounded).
         low_open / high_open: exclude the bound itself.
+        finite: reject ±inf (default); ``False`` where ``inf`` means "off".
+
+    Example::
+
+        >>> check_hyper("lr", 0.1, low=0.0, low_open=True)
+        0.1
+        >>> check_hyper("lr", float("inf"))
+        Traceback (most recent call last):
+        ...
+        ValueError: lr: expected a finite real number, got inf
     """
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
@@ -46,6 +61,8 @@ def check_hyper(name: str, value: object, *, low: float | None = 0.0, high: floa
     v = float(value)
     if math.isnan(v):
         raise ValueError(f"{name}: expected a real number, got nan")
+    if finite and math.isinf(v):
+        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
     if low is not None and (v < low or (low_open and v == low)):
         op = ">" if low_open else ">="
         raise ValueError(f"{name}: expected {op} {low}, got {value!r}")
@@ -60,8 +77,56 @@ def default_foreach(params: list[torch.Tensor]) -> bool:
     return bool(params) and all(p.device.type == "cuda" for p in params)
 
 
+def check_group(owner: str, group: dict) -> None:
+    """The checks every parameter group passes (module docstring): floating-point parameters,
+    a finite ``lr >= 0``, no NaN float hyperparameter.  ``owner`` names the optimizer."""
+    for p in group["params"]:
+        if not isinstance(p, torch.Tensor):
+            raise TypeError(f"params: {owner} expected tensors, got {type(p).__name__}")
+        if not p.is_floating_point():
+            raise TypeError(f"params: {owner} expected floating-point tensors, got a parameter "
+                            f"of dtype {p.dtype} and shape {tuple(p.shape)}")
+    if "lr" in group:
+        lr = group["lr"]
+        if isinstance(lr, torch.Tensor) and lr.numel() == 1:
+            lr = lr.item()
+        if isinstance(lr, bool) or not isinstance(lr, int | float):
+            raise ValueError(f"lr: expected a finite real number >= 0, got {group['lr']!r}")
+        if not math.isfinite(lr) or lr < 0:
+            raise ValueError(f"lr: expected a finite real number >= 0, got {group['lr']!r}")
+    for k, v in group.items():
+        if isinstance(v, float) and math.isnan(v):
+            raise ValueError(f"{k}: expected a real number, got nan")
+
+
 class ZooOptimizer(torch.optim.Optimizer):
-    """Base class: shared edge behaviour, no mathematics (see the module docstring)."""
+    """Base class: shared edge behaviour, no mathematics (see the module docstring).
+
+    Example::
+
+        >>> import torch
+        >>> from optzoo.optim import SignSGD
+        >>> try:
+        ...     SignSGD([torch.zeros(2, dtype=torch.int64)], lr=0.1)
+        ... except TypeError as e:
+        ...     print(str(e)[:44])
+        params: SignSGD expected floating-point tens
+    """
+
+    def add_param_group(self, param_group: dict) -> None:
+        """``torch.optim.Optimizer.add_param_group``, then :func:`check_group` on the group."""
+        super().add_param_group(param_group)
+        check_group(type(self).__name__, self.param_groups[-1])
+
+    def _check_no_nan(self, grads: list[torch.Tensor], why: str = "its sign-based update "
+                      "would silently skip those coordinates", *, inf: bool = False) -> None:
+        """Raise ``ValueError`` if a gradient holds NaN (or ±inf when ``inf``); one device
+        synchronisation per call."""
+        bad = torch.isnan if not inf else (lambda g: ~torch.isfinite(g))
+        if grads and bool(torch.stack([bad(g).any() for g in grads]).any()):
+            what = "NaN or ±inf" if inf else "NaN"
+            raise ValueError(f"gradient: {type(self).__name__} got a {what} gradient ({why}); "
+                             "check the loss")
 
     def _grads(self, group: dict) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """The group's parameters that have a gradient, and those gradients (sign-flipped when

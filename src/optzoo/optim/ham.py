@@ -44,7 +44,7 @@ from typing import Any
 
 import torch
 
-from optzoo.optim.base import ZooOptimizer, check_hyper
+from optzoo.optim.base import ZooOptimizer, check_group, check_hyper
 
 __all__ = ["HAM"]
 
@@ -84,6 +84,8 @@ class HAM(ZooOptimizer):
             raise ValueError(f"base: expected a torch.optim.Optimizer class, got {base!r}")
         base_kwargs.setdefault("maximize", False)
         base_kwargs.setdefault("foreach", None)
+        if "lr" in base_kwargs and not isinstance(base_kwargs["lr"], torch.Tensor):
+            check_hyper("lr", base_kwargs["lr"])  # before the base's own, unnamed, checks
         self._setup(base_cls(params, **base_kwargs), base_name, alpha, beta, max_weight_norm)
 
     @classmethod
@@ -111,7 +113,7 @@ class HAM(ZooOptimizer):
                max_weight_norm: float) -> None:
         ham = dict(alpha=check_hyper("alpha", alpha), beta=check_hyper("beta", beta),
                    max_weight_norm=check_hyper("max_weight_norm", max_weight_norm,
-                                               low_open=True))
+                                               low_open=True, finite=False))
         for group in inner.param_groups:
             for k, v in ham.items():
                 group.setdefault(k, v)
@@ -133,7 +135,7 @@ class HAM(ZooOptimizer):
     def _check_group(group: dict) -> None:
         for k in ("alpha", "beta"):
             check_hyper(k, group[k])
-        check_hyper("max_weight_norm", group["max_weight_norm"], low_open=True)
+        check_hyper("max_weight_norm", group["max_weight_norm"], low_open=True, finite=False)
 
     def add_param_group(self, param_group: dict) -> None:
         if not hasattr(self, "base"):  # called from Optimizer.__init__ on the shared groups
@@ -144,6 +146,7 @@ class HAM(ZooOptimizer):
         for k in ("alpha", "beta", "max_weight_norm", "base"):
             group.setdefault(k, self.defaults[k])
         self._check_group(group)
+        check_group(type(self).__name__, group)
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.base.load_state_dict(state_dict)

@@ -94,6 +94,8 @@ class Scion(ZooOptimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict, params: list, grads: list) -> None:
+        if group["norm"] == "sign":  # sign(NaN) = 0 would silently skip the coordinate
+            self._check_no_nan(grads)
         for p in params:
             if not self.state[p]:
                 self.state[p]["momentum_buffer"] = torch.zeros_like(

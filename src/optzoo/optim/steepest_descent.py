@@ -161,6 +161,8 @@ class SteepestDescent(ZooOptimizer):
 
     def _step_group(self, group: dict, params: list, grads: list) -> None:
         q = float(group["q"])
+        if q == 1.0:  # sign(NaN) = 0 would silently skip the coordinate
+            self._check_no_nan(grads)
         if self._use_foreach(group, params):
             self._step_foreach(group, params, grads, q)
         else:
@@ -241,8 +243,9 @@ class SignSGD(SteepestDescent):
     proxy): :class:`SteepestDescent` with ``norm="linf"``.  With ``momentum`` it is Signum.
 
     Args:
-        params, lr, momentum, weight_decay, coupled_weight_decay, normalized, maximize,
-        foreach: as in :class:`SteepestDescent`.
+        params: as in :class:`SteepestDescent`, and so are ``lr``, ``momentum``,
+            ``weight_decay``, ``coupled_weight_decay``, ``normalized``, ``maximize`` and
+            ``foreach``.
     """
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0,

@@ -53,6 +53,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from optzoo.checks import check_int, check_real
+
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
 MAX_LOG_RATIO = 20.0
@@ -109,12 +111,12 @@ def aggregate_token_loss(per_token_loss: Tensor, mask: Tensor, loss_type: str = 
         return masked.sum() / mask.sum().clamp(min=1.0)
     if loss_type == "dr_grpo":
         length = mask.shape[1] if max_completion_length is None else max_completion_length
-        if length <= 0:
-            raise ValueError(f"max_completion_length must be positive, got {length}")
+        check_int("max_completion_length", length, low=1)
         return masked.sum() / (per_token_loss.shape[0] * length)
     if num_items_in_batch is None:
         count = mask.sum()
     else:
+        check_real("num_items_in_batch", num_items_in_batch, low=1.0)
         count = torch.as_tensor(num_items_in_batch, dtype=mask.dtype, device=mask.device)
     return masked.sum() / count.clamp(min=1.0)
 
@@ -151,16 +153,26 @@ def grpo_loss(logp: Tensor, old_logp: Tensor | None, advantages: Tensor, mask: T
             means ``epsilon_low`` (TRL's ``epsilon`` / ``epsilon_high``).
         loss_type: ``"grpo"``, ``"bnpo"``, ``"dr_grpo"`` or ``"dapo"``.
         importance_sampling_level: ``"token"`` or ``"sequence"`` (mean log-ratio per sequence).
-        delta: optional upper cap of the unclipped ratio (two-sided clipping).
+        delta: optional upper cap (finite, ``>= 1``; TRL recommends ``> 1 + epsilon_high``) of
+            the unclipped ratio (two-sided clipping).
         use_bias_correction_kl: multiply the per-token KL by the importance ratio (TRL 1.16
             default ``True``).
         max_completion_length: ``dr_grpo``'s constant (default ``T``).
-        num_items_in_batch: ``dapo``'s token count (default: active tokens of ``mask``).
+        num_items_in_batch: ``dapo``'s token count, ``>= 1`` (default: active tokens of
+            ``mask``).
 
     Returns:
         ``(loss, metrics)``: a scalar loss to minimise and detached scalar tensors ``kl`` (when
         ``ref_logp`` is given), ``clip_ratio/low_mean``, ``clip_ratio/high_mean``,
         ``clip_ratio/region_mean`` (fractions of active tokens, TRL's definitions).
+
+    Example::
+
+        >>> import torch
+        >>> logp = torch.zeros(2, 3, requires_grad=True)
+        >>> loss, metrics = grpo_loss(logp, None, torch.tensor([1.0, -1.0]), torch.ones(2, 3))
+        >>> float(loss.detach())
+        0.0
     """
     check_token_inputs(mask, logp=logp, old_logp=old_logp, ref_logp=ref_logp)
     if importance_sampling_level not in IMPORTANCE_SAMPLING_LEVELS:
@@ -169,11 +181,11 @@ def grpo_loss(logp: Tensor, old_logp: Tensor | None, advantages: Tensor, mask: T
     if loss_type not in LOSS_TYPES:
         raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
     eps_high = epsilon_low if epsilon_high is None else epsilon_high
-    if not (0.0 <= epsilon_low < 1.0) or eps_high < 0.0:
-        raise ValueError(f"epsilon_low must be in [0, 1) and epsilon_high >= 0, got "
-                         f"{epsilon_low}, {epsilon_high}")
-    if beta < 0.0:
-        raise ValueError(f"beta must be >= 0, got {beta}")
+    check_real("epsilon_low", epsilon_low, low=0.0, high=1.0, high_open=True)
+    check_real("epsilon_high", eps_high, low=0.0)
+    check_real("beta", beta, low=0.0)
+    if delta is not None:
+        check_real("delta", delta, low=1.0)
     if beta != 0.0 and ref_logp is None:
         raise ValueError("ref_logp is required when beta != 0")
     adv = _advantages_2d(advantages, mask)

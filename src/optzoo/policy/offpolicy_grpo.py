@@ -56,6 +56,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from optzoo.checks import check_real
 from optzoo.policy.advantages import grouped
 from optzoo.policy.grpo import (
     LOSS_TYPES,
@@ -78,8 +79,7 @@ def whitened_advantages(rewards: Tensor, group_size: int, eps: float = 1e-4,
                         unbiased: bool = True) -> Tensor:
     """The paper's A_α = (r − μ) / sqrt(σ² + ``eps``) per group of ``group_size`` consecutive
     rewards drawn from the sampler α; ``unbiased`` selects the Bessel-corrected variance."""
-    if eps <= 0.0:
-        raise ValueError(f"eps must be > 0 (the variance floor of sigma_eps), got {eps}")
+    check_real("eps", eps, low=0.0, low_open=True)  # the variance floor of sigma_eps
     g = grouped(rewards, group_size)
     if unbiased and group_size < 2:
         raise ValueError("unbiased variance needs group_size >= 2")

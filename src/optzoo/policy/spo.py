@@ -55,6 +55,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from optzoo.checks import check_real, check_tensor
+
 RHO_MODES = ("kl", "constant")
 
 __all__ = [
@@ -88,6 +90,9 @@ def kl_adaptive_rho(divergence: Tensor, d_half: float = 0.06, rho_min: float = 0
 def spo_advantages(rewards: Tensor, values: Tensor, eps: float = 1e-8) -> Tensor:
     """Globally normalised SPO advantages ``(B,)``: A = r − v̂ (v̂ from before this reward), then
     (A − mean_B)/(std_B + ``eps``) over the batch; a batch of one gives 0."""
+    check_tensor("rewards", rewards)
+    check_tensor("values", values)
+    check_real("eps", eps, low=0.0)
     if rewards.dim() != 1 or values.shape != rewards.shape:
         raise ValueError(f"rewards and values must be matching 1-D tensors, got "
                          f"{tuple(rewards.shape)} and {tuple(values.shape)}")

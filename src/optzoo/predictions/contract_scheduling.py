@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from optzoo.checks import check_real
 from optzoo.predictions.decision_metrics import FloatArray, RobustFamily, _as_float
 
 __all__ = ["ContractScheduling", "acceleration_ratio", "doubling_lengths"]
@@ -95,6 +96,7 @@ class ContractScheduling(RobustFamily):
     domain = (0.0, math.inf)
 
     def __post_init__(self) -> None:
+        check_real("r", self.r, finite=False)
         if math.isnan(self.r) or self.r < 4 or math.isinf(self.r):
             raise ValueError(f"r: expected a finite robustness target r >= 4 (the optimal "
                              f"acceleration ratio), got {self.r!r}")

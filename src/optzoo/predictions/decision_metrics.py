@@ -135,6 +135,8 @@ def cvar(values: ArrayLike, alpha: float, weights: ArrayLike | None = None) -> F
     """
     a = _check_alpha(alpha)
     v = _as_float("values", values)
+    if np.isinf(v).any():
+        raise ValueError("values: expected finite outcomes, got ±inf")
     if v.ndim == 0 or v.shape[-1] == 0:
         raise ValueError("values: expected at least one atom on the last axis")
     if weights is None:

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from optzoo.checks import check_real
 from optzoo.predictions.decision_metrics import FloatArray, RobustFamily, _as_float
 
 __all__ = ["OneMaxSearch"]
@@ -74,6 +75,8 @@ class OneMaxSearch(RobustFamily):
     kind = "profit"
 
     def __post_init__(self) -> None:
+        check_real("M", self.M, finite=False)
+        check_real("r", self.r, finite=False)
         if not (math.isfinite(self.M) and self.M > 1):
             raise ValueError(f"M: expected a finite price ratio > 1, got {self.M!r}")
         if math.isnan(self.r) or not (math.sqrt(self.M) * (1 - 1e-12) <= self.r <= self.M):

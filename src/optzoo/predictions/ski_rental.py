@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from optzoo.checks import check_real
 from optzoo.predictions.decision_metrics import FloatArray, RobustFamily, _as_float
 
 __all__ = ["SkiRental"]
@@ -75,6 +76,8 @@ class SkiRental(RobustFamily):
     domain = (float(np.finfo(float).tiny), math.inf)
 
     def __post_init__(self) -> None:
+        check_real("b", self.b, finite=False)
+        check_real("r", self.r, finite=False)
         if not (math.isfinite(self.b) and self.b > 0):
             raise ValueError(f"b: expected a finite buy cost > 0, got {self.b!r}")
         if math.isnan(self.r) or self.r < 2 or math.isinf(self.r):

@@ -58,6 +58,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from optzoo.checks import check_int, check_real
 from optzoo.recsys.data import RatingsData
 from optzoo.recsys.soft_rank import REGULARIZATIONS, hard_rank, soft_rank, soft_topk_indicator
 
@@ -129,6 +130,10 @@ class DiversitySettings:
     mdr_eta: float = 0.1
 
     def __post_init__(self) -> None:
+        for name in ("k", "pool", "div_users", "batch_size", "negatives"):
+            check_int(name, getattr(self, name))
+        for name in ("eps_times_n", "tau", "mdr_eta"):
+            check_real(name, getattr(self, name), low=0.0, low_open=True)
         for name in ("k", "div_users", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected an integer >= 1, got {getattr(self, name)}")

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from optzoo.checks import check_int
+
 
 def _check_lists(lists: np.ndarray, k: int) -> np.ndarray:
     lists = np.asarray(lists)
@@ -38,6 +40,11 @@ def topk_lists(scores: torch.Tensor | np.ndarray, seen: np.ndarray, length: int)
     seen_t = torch.as_tensor(np.asarray(seen), dtype=torch.bool)
     if s.shape != seen_t.shape:
         raise ValueError(f"seen: expected shape {tuple(s.shape)}, got {tuple(seen_t.shape)}")
+    if s.dim() != 2:
+        raise ValueError(f"scores: expected a users x items matrix, got shape {tuple(s.shape)}")
+    if torch.isnan(s).any():
+        raise ValueError("scores: expected no NaN")
+    check_int("length", length, low=1, high=s.shape[1])
     s[seen_t] = -torch.inf
     return torch.topk(s, length, dim=1).indices.numpy()
 
@@ -94,8 +101,8 @@ def catalogue_coverage(lists: np.ndarray, n_items: int, k: int = 10) -> float:
 def gini(counts: np.ndarray) -> float:
     """Gini index of non-negative counts: Σ_i (2i − n − 1) x_(i) / (n Σ x), x sorted ascending."""
     x = np.sort(np.asarray(counts, dtype=float))
-    if x.ndim != 1 or x.size == 0 or (x < 0).any():
-        raise ValueError("counts: expected a non-empty vector of non-negative numbers")
+    if x.ndim != 1 or x.size == 0 or (x < 0).any() or not np.isfinite(x).all():
+        raise ValueError("counts: expected a non-empty vector of finite non-negative numbers")
     if x.sum() == 0:
         return 0.0
     n = x.size

@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from optzoo.checks import check_int, check_real, check_tensor
+
 REGULARIZATIONS = ("kl", "l2")
 
 
@@ -137,8 +139,8 @@ def soft_rank(scores: torch.Tensor, eps: float = 1.0, regularization: str = "kl"
         eps: regularisation strength ε > 0 (the paper: ε = 1/n).
         regularization: ``"kl"`` (entropic, the paper's) or ``"l2"``.
     """
-    if not eps > 0:
-        raise ValueError(f"eps: expected a positive number, got {eps}")
+    check_tensor("scores", scores, ndim=(1, 2), finite=False)  # NaN/inf: see projection's z
+    check_real("eps", eps, low=0.0, low_open=True)
     n = scores.shape[-1]
     rho = torch.arange(n, 0, -1, dtype=scores.dtype, device=scores.device)
     return permutahedron_projection(-scores / eps, rho, regularization)
@@ -155,8 +157,7 @@ def hard_rank(scores: torch.Tensor) -> torch.Tensor:
 
 def soft_topk_indicator(ranks: torch.Tensor, k: int, tau: float) -> torch.Tensor:
     """l̃_i = σ_τ(k − z̃_i) = sigmoid((k − z̃_i)/τ) (paper §3), ranks in rank units."""
-    if k < 1:
-        raise ValueError(f"k: expected an integer >= 1, got {k}")
-    if not tau > 0:
-        raise ValueError(f"tau: expected a positive number, got {tau}")
+    check_tensor("ranks", ranks, ndim=(1, 2))
+    check_int("k", k, low=1)
+    check_real("tau", tau, low=0.0, low_open=True)
     return torch.sigmoid((k - ranks) / tau)

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
+from optzoo.checks import check_finite_array, check_generator, check_int, check_real
 from optzoo.rl.linear_cmdp import LinearCMDP, occupancy, sample_episode
 
 
@@ -137,6 +138,14 @@ class PDPOConfig:
         mixing: periodic policy mixing on (paper) / off (baseline).
         regularised_dual: the −c₁Y − c₂ terms on (paper) / off (baseline).
         epochs: determinant-doubling epochs on (paper) / off.
+
+    Every given value is checked on construction (finite; ``alpha``, ``eta``, ``bonus_scale``
+    ``>= 0``; ``0 <= theta < 1``; ``period`` an integer ``>= 1``).
+
+    Example::
+
+        >>> PDPOConfig(budget=0.5).resolved(K=16, H=3, d=2)["period"]
+        8
     """
 
     budget: float
@@ -148,6 +157,20 @@ class PDPOConfig:
     mixing: bool = True
     regularised_dual: bool = True
     epochs: bool = True
+
+    def __post_init__(self) -> None:
+        check_real("budget", self.budget)
+        for name in ("alpha", "eta"):
+            if getattr(self, name) is not None:
+                check_real(name, getattr(self, name), low=0.0)
+        if self.theta is not None:
+            check_real("theta", self.theta, low=0.0, high=1.0, high_open=True)
+        if self.period is not None:
+            check_int("period", self.period, low=1)
+        check_real("bonus_scale", self.bonus_scale, low=0.0)
+        for name in ("mixing", "regularised_dual", "epochs"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
 
     def resolved(self, K: int, H: int, d: int) -> dict[str, float]:
         out = {
@@ -183,14 +206,22 @@ def run_pdpo(cmdp: LinearCMDP, loss_vecs: np.ndarray, cfg: PDPOConfig,
         cmdp: the environment (its P and g are used only to simulate and to measure).
         loss_vecs: adversarial loss parameters θ^k, ``K x H x d`` (f^k revealed after episode k).
         cfg: the parameters.
-        rng: randomness of the trajectories and cost observations.
+        rng: randomness of the trajectories and cost observations (a ``numpy.random.Generator``).
 
     Returns:
         per-episode arrays (length K): ``loss_value`` V^{π_k}_{f^k,1}(s_1) and ``cost_value``
         V^{π_k}_{g,1}(s_1) of the played policy (exact, for measurement), ``dual`` Y_k,
         ``cost_estimate`` V̂^k_{g,1}(s_1), ``terms`` (weighted-LSE terms), ``epoch`` index.
     """
+    if not isinstance(cmdp, LinearCMDP):
+        raise TypeError(f"cmdp: expected a LinearCMDP, got {type(cmdp).__name__}")
+    if not isinstance(cfg, PDPOConfig):
+        raise TypeError(f"cfg: expected a PDPOConfig, got {type(cfg).__name__}")
+    check_generator("rng", rng)
+    check_finite_array("loss_vecs", loss_vecs, ndim=3)
     K, H, d = loss_vecs.shape
+    if K < 1:
+        raise ValueError("loss_vecs: expected at least one episode (K >= 1), got K = 0")
     if (H, d) != (cmdp.H, cmdp.d):
         raise ValueError(f"loss_vecs: expected K x {cmdp.H} x {cmdp.d}, got {loss_vecs.shape}")
     S, A, s1 = cmdp.S, cmdp.A, cmdp.s1

@@ -69,6 +69,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from optzoo.checks import check_real
 from optzoo.errors import ConfigError
 
 # -- the KL-DRO dual ---------------------------------------------------------------------------
@@ -88,9 +89,26 @@ def kl_dro_dual(values: torch.Tensor, beta: torch.Tensor | float, delta: float,
     Returns:
         The dual value, shape (...). For every β > 0 it is ≤ the inner infimum (weak duality)
         and its supremum over β equals it (strong duality for δ > 0).
+
+    Example::
+
+        >>> import torch
+        >>> v = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
+        >>> bool(kl_dro_dual(v, 1.0, 0.1) <= v.mean())
+        True
     """
-    if delta < 0:
-        raise ValueError(f"delta: expected >= 0, got {delta}")
+    if not isinstance(values, torch.Tensor) or not values.is_floating_point():
+        raise TypeError(f"values: expected a floating-point torch.Tensor, got "
+                        f"{getattr(values, 'dtype', type(values).__name__)}")
+    if values.dim() < 1 or values.shape[-1] < 1:
+        raise ValueError(f"values: expected shape (..., m) with m >= 1, got {tuple(values.shape)}")
+    check_real("delta", delta, low=0.0)
+    if isinstance(beta, torch.Tensor):
+        # checked where it costs no device synchronisation (a CPU tensor)
+        if beta.device.type == "cpu" and not bool(((beta > 0) & torch.isfinite(beta)).all()):
+            raise ValueError("beta: expected finite values > 0 (the dual variable)")
+    else:
+        check_real("beta", beta, low=0.0, low_open=True)
     beta = torch.as_tensor(beta, dtype=values.dtype, device=values.device)
     if beta.dim() == values.dim():
         beta = beta.squeeze(-1)

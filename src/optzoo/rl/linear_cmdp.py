@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from optzoo.checks import check_finite_array, check_generator, check_int
+
 
 @dataclass(frozen=True)
 class LinearCMDP:
@@ -42,6 +44,12 @@ class LinearCMDP:
     s1: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("phi", "mu", "cost_vec"):
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"{name}: expected a numpy array, got {type(a).__name__}")
+            check_finite_array(name, a)
+        check_int("s1", self.s1)
         if self.phi.ndim != 3:
             raise ValueError(f"phi: expected S x A x d, got shape {self.phi.shape}")
         S, _, d = self.phi.shape
@@ -89,10 +97,17 @@ class LinearCMDP:
 
 def random_linear_cmdp(S: int, A: int, d: int, H: int, rng: np.random.Generator) -> LinearCMDP:
     """The low-rank construction of the brief: φ(s, a) ~ Dirichlet(1_d), μ_{h,i} ~ Dirichlet(1_S),
-    ϑ_h ~ U[0, 1]^d (so g ∈ [0, 1]); state 0 is the initial state."""
+    ϑ_h ~ U[0, 1]^d (so g ∈ [0, 1]); state 0 is the initial state.
+
+    Example::
+
+        >>> import numpy as np
+        >>> random_linear_cmdp(S=4, A=2, d=3, H=5, rng=np.random.default_rng(0)).transitions.shape
+        (5, 4, 2, 4)
+    """
     for name, v in (("S", S), ("A", A), ("d", d), ("H", H)):
-        if v < 1:
-            raise ValueError(f"{name}: expected >= 1, got {v}")
+        check_int(name, v, low=1)
+    check_generator("rng", rng)
     phi = rng.dirichlet(np.ones(d), size=(S, A))
     mu = rng.dirichlet(np.ones(S), size=(H, d))
     return LinearCMDP(phi=phi, mu=mu, cost_vec=rng.uniform(0.0, 1.0, size=(H, d)))
@@ -102,8 +117,10 @@ def switching_losses(K: int, H: int, d: int, rng: np.random.Generator) -> np.nda
     """Adversarial loss parameters θ^k, ``K x H x d`` in [0, 1]: two random vectors that alternate
     on a doubling schedule (episodes [0, 1), [1, 3), [3, 7), [7, 15), … use vector 0, 1, 0, 1, …),
     so no fixed policy is good on every segment and segments get longer as K grows."""
-    if K < 1:
-        raise ValueError(f"K: expected >= 1, got {K}")
+    check_int("K", K, low=1)
+    check_int("H", H, low=1)
+    check_int("d", d, low=1)
+    check_generator("rng", rng)
     vecs = rng.uniform(0.0, 1.0, size=(2, H, d))
     k = np.arange(K)
     segment = np.floor(np.log2(k + 1)).astype(int)

@@ -86,6 +86,9 @@ def normalise(points, ideal, nadir) -> np.ndarray:
     f = _points(points)
     ideal = np.asarray(ideal, dtype=float)
     nadir = np.asarray(nadir, dtype=float)
+    for name, v in (("ideal", ideal), ("nadir", nadir)):
+        if not np.isfinite(v).all():
+            raise ValueError(f"{name}: expected finite objective values")
     if ideal.shape != nadir.shape or (f.size and f.shape[1] != ideal.size):
         raise ValueError(f"ideal, nadir: expected {f.shape[1]} values each, got {ideal.shape}, "
                          f"{nadir.shape}")

@@ -40,4 +40,6 @@ def dirichlet_preferences(n_obj: int, size: int, rng: np.random.Generator) -> np
         raise ValueError(f"n_obj: expected an int >= 2, got {n_obj!r}")
     if not isinstance(size, (int, np.integer)) or size < 0:
         raise ValueError(f"size: expected a non-negative int, got {size!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
     return rng.dirichlet(np.ones(n_obj), size=size)

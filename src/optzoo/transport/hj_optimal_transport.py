@@ -57,6 +57,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
+from optzoo.checks import check_real
+
 Potential = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 ACTIVATIONS = {"softplus": nn.Softplus, "tanh": nn.Tanh}
@@ -66,6 +68,7 @@ RESIDUALS = ("implicit", "pinn")
 # -- the Hamiltonian of the cost |v|^p / p -------------------------------------------------------
 
 def _dual_power(cost_power: float) -> float:
+    check_real("cost_power", cost_power, low=1.0, low_open=True)
     return cost_power / (cost_power - 1.0)
 
 
@@ -149,7 +152,24 @@ def energy_distance(x: torch.Tensor, y: torch.Tensor, unbiased: bool = True) -> 
     of ``x (n, d)`` and ``y (m, d)``: MMD² with the kernel −‖x − y‖.
 
     ``unbiased`` (default) leaves the zero diagonal out of the within-sample means (U-statistic);
-    the V-statistic keeps it, which biases the minimiser toward contracting T#μ by O(1/n)."""
+    the V-statistic keeps it, which biases the minimiser toward contracting T#μ by O(1/n).
+
+    Example::
+
+        >>> import torch
+        >>> x = torch.tensor([[0.0], [1.0]])
+        >>> float(energy_distance(x, x, unbiased=False))  # the V-statistic of equal samples
+        0.0
+    """
+    for name, t in (("x", x), ("y", y)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise TypeError(f"{name}: expected a floating-point torch.Tensor (n, d), got "
+                            f"{getattr(t, 'dtype', type(t).__name__)}")
+        if t.dim() != 2:
+            raise ValueError(f"{name}: expected a 2-D tensor (n, d), got shape {tuple(t.shape)}")
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"x, y: expected the same dimension d, got x (n, {x.shape[1]}) and "
+                         f"y (m, {y.shape[1]})")
     dxy = torch.cdist(x, y).mean()
     dxx, dyy = torch.cdist(x, x).sum(), torch.cdist(y, y).sum()
     n, m = x.shape[0], y.shape[0]

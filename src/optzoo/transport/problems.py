@@ -21,6 +21,8 @@ import numpy as np
 from scipy.linalg import sqrtm
 from scipy.spatial.distance import cdist
 
+from optzoo.checks import check_finite_array, check_generator, check_int, check_real
+
 # -- Gaussians --------------------------------------------------------------------------------
 
 
@@ -74,8 +76,9 @@ class GaussianPair:
 def random_spd(d: int, cond_max: float, rng: np.random.Generator) -> np.ndarray:
     """Q diag(λ) Qᵀ with Q Haar-orthogonal and log λ uniform on [0, log cond_max] (so the
     condition number is ≤ cond_max)."""
-    if d < 1 or cond_max < 1:
-        raise ValueError(f"d, cond_max: expected d >= 1 and cond_max >= 1, got {d}, {cond_max}")
+    check_int("d", d, low=1)
+    check_real("cond_max", cond_max, low=1.0)
+    check_generator("rng", rng)
     Q, R = np.linalg.qr(rng.standard_normal((d, d)))
     Q = Q * np.sign(np.diag(R))
     lam = np.exp(rng.uniform(0.0, np.log(cond_max), size=d))
@@ -92,7 +95,18 @@ def gaussian_pair(d: int, seed: int, cond_max: float = 10.0,
 
 def gaussian_map(m1, S1, m2, S2) -> tuple[np.ndarray, np.ndarray]:
     """(A, b) of the OT map x ↦ A x + b from N(m1, S1) to N(m2, S2):
-    A = Σ₁^{-½}(Σ₁^{½} Σ₂ Σ₁^{½})^{½} Σ₁^{-½}, b = m₂ − A m₁."""
+    A = Σ₁^{-½}(Σ₁^{½} Σ₂ Σ₁^{½})^{½} Σ₁^{-½}, b = m₂ − A m₁ (``S1`` positive definite,
+    ``S2`` positive semi-definite).
+
+    Example::
+
+        >>> import numpy as np
+        >>> A, b = gaussian_map(np.zeros(2), np.eye(2), np.ones(2), 4 * np.eye(2))
+        >>> np.diag(A), b
+        (array([2., 2.]), array([1., 1.]))
+    """
+    d = _check_gaussian(m1, S1, "m1", "S1", definite=True)
+    _check_gaussian(m2, S2, "m2", "S2", d)
     S1, S2 = np.asarray(S1, float), np.asarray(S2, float)
     r = _sqrtm_spd(S1)
     ri = np.linalg.inv(r)
@@ -101,8 +115,42 @@ def gaussian_map(m1, S1, m2, S2) -> tuple[np.ndarray, np.ndarray]:
     return A, np.asarray(m2, float) - A @ np.asarray(m1, float)
 
 
+def _check_gaussian(m, S, mname: str, sname: str, d: int | None = None,
+                    definite: bool = False) -> int:
+    """A mean (d,) and a symmetric positive semi-definite (definite: positive definite)
+    covariance (d, d), finite; returns d."""
+    m = check_finite_array(mname, m, ndim=1)
+    S = check_finite_array(sname, S, ndim=2)
+    d = m.shape[0] if d is None else d
+    if m.shape != (d,):
+        raise ValueError(f"{mname}: expected shape ({d},), got {m.shape}")
+    if S.shape != (d, d):
+        raise ValueError(f"{sname}: expected shape ({d}, {d}), got {S.shape}")
+    scale = max(1.0, float(np.abs(S).max(initial=0.0)))
+    if not np.allclose(S, S.T, rtol=1e-8, atol=1e-10 * scale):
+        raise ValueError(f"{sname}: expected a symmetric covariance matrix")
+    lam_min = float(np.linalg.eigvalsh((S + S.T) / 2).min(initial=np.inf))
+    if lam_min < -1e-10 * scale or (definite and lam_min <= 0):
+        kind = "positive definite" if definite else "positive semi-definite"
+        raise ValueError(f"{sname}: expected a {kind} covariance, got smallest eigenvalue "
+                         f"{lam_min:.3g}")
+    return d
+
+
 def bures_wasserstein_squared(m1, S1, m2, S2) -> float:
-    """W₂²(N(m1, S1), N(m2, S2)) in closed form."""
+    """W₂²(N(m1, S1), N(m2, S2)) in closed form.
+
+    ``m1``, ``m2`` are means ``(d,)``; ``S1``, ``S2`` symmetric positive semi-definite
+    covariances ``(d, d)`` (``ValueError`` naming the argument otherwise).
+
+    Example::
+
+        >>> import numpy as np
+        >>> bures_wasserstein_squared(np.zeros(2), np.eye(2), np.ones(2), 4 * np.eye(2))
+        4.0
+    """
+    d = _check_gaussian(m1, S1, "m1", "S1")
+    _check_gaussian(m2, S2, "m2", "S2", d)
     r = _sqrtm_spd(np.asarray(S1, float))
     cross = np.real(sqrtm(r @ np.asarray(S2, float) @ r))
     return float(np.sum((np.asarray(m1) - np.asarray(m2)) ** 2) + np.trace(S1) + np.trace(S2)
@@ -178,7 +226,9 @@ def l2_uvp(predicted: np.ndarray, reference: np.ndarray, target_variance: float)
         reference: T*(x_i) at the same points, shape (n, d).
         target_variance: Var(ν) = E‖Y − EY‖² = tr Σ_ν of the target measure.
     """
-    predicted, reference = np.asarray(predicted, float), np.asarray(reference, float)
+    predicted = check_finite_array("predicted", predicted)
+    reference = check_finite_array("reference", reference)
+    check_real("target_variance", target_variance, low=0.0, low_open=True)
     if predicted.shape != reference.shape or predicted.ndim != 2:
         raise ValueError(f"predicted, reference: expected equal shapes (n, d), got "
                          f"{predicted.shape} and {reference.shape}")
@@ -188,5 +238,20 @@ def l2_uvp(predicted: np.ndarray, reference: np.ndarray, target_variance: float)
 
 
 def energy_distance_np(x: np.ndarray, y: np.ndarray) -> float:
-    """Squared energy distance 2E‖X − Y‖ − E‖X − X'‖ − E‖Y − Y'‖ (V-statistic)."""
+    """Squared energy distance 2E‖X − Y‖ − E‖X − X'‖ − E‖Y − Y'‖ (V-statistic) of point
+    clouds ``x (n, d)`` and ``y (m, d)``.
+
+    Example::
+
+        >>> import numpy as np
+        >>> energy_distance_np(np.zeros((3, 2)), np.zeros((4, 2)))
+        0.0
+    """
+    x, y = check_finite_array("x", x, ndim=2), check_finite_array("y", y, ndim=2)
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"x, y: expected the same dimension d, got x (n, {x.shape[1]}) and "
+                         f"y (m, {y.shape[1]})")
+    if x.shape[0] < 1 or y.shape[0] < 1:
+        raise ValueError(f"x, y: expected at least one point each, got {x.shape[0]}, "
+                         f"{y.shape[0]}")
     return float(2 * cdist(x, y).mean() - cdist(x, x).mean() - cdist(y, y).mean())

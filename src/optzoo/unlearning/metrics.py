@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from optzoo.checks import check_tensor
 from optzoo.unlearning.losses import example_losses
 
 __all__ = ["accuracy", "js_divergence", "kl_divergence", "loss_mia_auc", "mia_auc"]
@@ -69,6 +70,10 @@ def loss_mia_auc(model: nn.Module, members, nonmembers) -> float:
 
 
 def _check_logits(logits_ref: torch.Tensor, logits: torch.Tensor) -> None:
+    for name, t in (("logits_ref", logits_ref), ("logits", logits)):
+        check_tensor(name, t, finite=False)  # -inf logits (masked classes) are fine
+        if bool(torch.isnan(t).any()):
+            raise ValueError(f"{name}: expected no NaN logits")
     if logits_ref.shape != logits.shape or logits.dim() < 2:
         raise ValueError(f"logits_ref, logits: expected equal shapes (..., C), got "
                          f"{tuple(logits_ref.shape)} and {tuple(logits.shape)}")

@@ -54,6 +54,10 @@ def npo_loss(logp: torch.Tensor, logp_ref: torch.Tensor, beta: float = 0.1) -> t
         beta: inverse temperature β > 0.
     """
     check_positive(beta=beta)
+    for name, t in (("logp", logp), ("logp_ref", logp_ref)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise TypeError(f"{name}: expected a floating-point tensor, got "
+                            f"{getattr(t, 'dtype', type(t).__name__)}")
     if logp.shape != logp_ref.shape or logp.dim() != 1:
         raise ValueError(f"logp, logp_ref: expected equal shapes (B,), got {tuple(logp.shape)} "
                          f"and {tuple(logp_ref.shape)}")

@@ -69,6 +69,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from optzoo.checks import check_real
 from optzoo.unlearning._loop import (
     Callback,
     Loss,
@@ -98,7 +99,15 @@ def _dot(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> torch.Tensor:
 def cosine_similarity(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
                       eps: float = 1e-12) -> torch.Tensor:
     """``Sim(a, b) = ⟨a, b⟩ / (‖a‖_ε ‖b‖_ε)`` over lists of tensors, ``‖a‖_ε = sqrt(‖a‖² + ε²)``
-    (differentiable; equals the plain cosine when both norms ≫ ε)."""
+    (differentiable; equals the plain cosine when both norms ≫ ε; ``eps`` finite, ``>= 0``).
+
+    Example::
+
+        >>> import torch
+        >>> float(cosine_similarity([torch.tensor([1.0, 0.0])], [torch.tensor([1.0, 1.0])]))
+        0.7071067690849304
+    """
+    check_real("eps", eps, low=0.0)
     na = torch.sqrt(_dot(a, a) + eps * eps)
     nb = torch.sqrt(_dot(b, b) + eps * eps)
     return _dot(a, b) / (na * nb)
