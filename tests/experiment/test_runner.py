@@ -155,6 +155,8 @@ def test_unreachable_ray_cluster_is_a_clear_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ray, "init", refuse)
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    # the address answers TCP (as a half-up cluster would): ray.init's own failure is wrapped
+    monkeypatch.setattr("optzoo.experiment.backends._check_reachable", lambda address: None)
     with pytest.raises(BackendError, match=r"--address 127.0.0.1:1: cannot connect .*at "
                                            r"127.0.0.1:1\);"):
         run("_selftest", "smoke", backend="ray", address="127.0.0.1:1", out=tmp_path,
@@ -282,3 +284,15 @@ def test_an_out_path_that_is_a_file_is_a_clear_error(tmp_path):
                           capture_output=True, text=True, check=False)
     assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr
     assert str(blocker) in proc.stderr
+
+
+def test_an_unreachable_ray_address_fails_fast(tmp_path):
+    """A real connection attempt to a closed loopback port: a one-line error in seconds, not
+    Ray's minutes of retries."""
+    from optzoo.errors import BackendError
+
+    start = time.monotonic()
+    with pytest.raises(BackendError, match="127.0.0.1:1: cannot connect"):
+        run("_selftest", "smoke", backend="ray", address="127.0.0.1:1", out=tmp_path,
+            progress=False)
+    assert time.monotonic() - start < 15

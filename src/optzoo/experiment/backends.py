@@ -93,6 +93,32 @@ def run_local(slug: str, items: Sequence[Item], device: str, jobs: int) -> Itera
         pool.shutdown(wait=clean, cancel_futures=not clean)
 
 
+#: seconds to wait for a TCP answer from a Ray cluster's address before giving up
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Fail fast when ``host:port`` (or ``ray://host:port``) does not answer: ``ray.init``
+    itself retries an unreachable address for minutes.  ``auto`` and other forms are left to
+    Ray."""
+    import re
+    import socket
+
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)", address.strip())
+    if not m:
+        return
+    host, port = m.group(1), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as err:
+        reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+        raise BackendError(
+            f"--address {address}: cannot connect to a Ray cluster ({reason} after at most "
+            f"{timeout:g} s); check the address and that the cluster is running"
+        ) from None
+
+
 def run_ray(slug: str, items: Sequence[Item], device: str, jobs: int,
             address: str | None) -> Iterator[Done]:
     """Ray tasks, one per trial, on the cluster at ``address`` (or ``RAY_ADDRESS``), or on a
@@ -111,6 +137,7 @@ def run_ray(slug: str, items: Sequence[Item], device: str, jobs: int,
     refs: dict[Any, str] = {}
     if not ray.is_initialized():
         if address:
+            _check_reachable(address)
             try:
                 ray.init(address=address, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as err:
