@@ -337,3 +337,10 @@ def test_verdict_rejects_unknown_values():
         V.Verdict("maybe", "superior", 0.0, (0.0, 0.0), 1)
     with pytest.raises(ValueError, match="test"):
         V.Verdict(V.HELD, "eyeballed", 0.0, (0.0, 0.0), 1)
+
+
+def test_common_seeds_keeps_the_shared_seeds_in_order():
+    a, b, c = {3: 1.0, 1: 2.0, 2: 3.0}, {1: 5.0, 3: 6.0}, {3: 0.0, 1: 0.0, 9: 0.0}
+    assert V.common_seeds(a, b, c) == ({3: 1.0, 1: 2.0}, {3: 6.0, 1: 5.0}, {3: 0.0, 1: 0.0})
+    with pytest.raises(ValueError, match="mappings"):
+        V.common_seeds()

@@ -231,6 +231,23 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class NotEvaluated:
+    """A claim this run cannot evaluate because its preset does not run the trials it needs
+    (a K the smoke preset skips, say): not a verdict, so it is left out of the claims and
+    named in the report's notes (:func:`split_claims`)."""
+
+    text: str
+    why: str
+
+
+def split_claims(items: Sequence[Claim | NotEvaluated]) -> tuple[list[Claim], list[str]]:
+    """The evaluated claims, and a note for each :class:`NotEvaluated` one."""
+    return ([c for c in items if isinstance(c, Claim)],
+            [f"Not evaluated in this run ({c.why}): {c.text}" for c in items
+             if isinstance(c, NotEvaluated)])
+
+
+@dataclass(frozen=True)
 class Table:
     """A titled table: ``columns`` names and ``rows`` of already formatted cells."""
 

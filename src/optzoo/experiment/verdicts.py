@@ -890,3 +890,12 @@ def by_seed(results: Sequence[Any], metric: str,
         out[s] = float(r.metrics[metric])
     return out
 
+
+def common_seeds(*mappings: Mapping[Any, Any]) -> tuple[dict[Any, Any], ...]:
+    """The ``{seed: value}`` mappings restricted to the seeds all of them have (a partial
+    store, or a method that failed on a seed), in the first mapping's order: what the paired
+    tests need, since they refuse mappings with different keys."""
+    if not mappings:
+        raise ValueError("mappings: expected at least one {seed: value} mapping")
+    keys = [k for k in mappings[0] if all(k in m for m in mappings[1:])]
+    return tuple({k: m[k] for k in keys} for m in mappings)

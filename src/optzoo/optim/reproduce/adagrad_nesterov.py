@@ -85,6 +85,7 @@ from optzoo.experiment.verdicts import (
     Verdict,
     all_of,
     censored,
+    common_seeds,
     superior,
     undecided,
     within,
@@ -495,12 +496,6 @@ def _log_gap(r: Result) -> float:
     return _DIVERGED_LOG10 if g is None else math.log10(max(float(g), 1e-300))
 
 
-def _paired(a: dict, b: dict) -> tuple[dict, dict]:
-    """The seeds both sides have (a partial store may lack some trials)."""
-    common = [s for s in a if s in b]
-    return {s: a[s] for s in common}, {s: b[s] for s in common}
-
-
 def _censored(v: Verdict, a_cut: bool, b_cut: bool) -> Verdict:
     """Unreached trials count the budget K + 1, a lower bound of their iterations
     (:func:`~optzoo.experiment.verdicts.censored`)."""
@@ -527,7 +522,7 @@ def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) 
     parts, cells = [], {}
     for problem in problems:
         for suffix in ("", "_nesterov"):
-            a, b = _paired(_seeded(results, problem, f"diag_adagrad{suffix}", _log_gap),
+            a, b = common_seeds(_seeded(results, problem, f"diag_adagrad{suffix}", _log_gap),
                            _seeded(results, problem, f"adagrad_norm{suffix}", _log_gap))
             if not a:
                 continue
@@ -553,7 +548,7 @@ def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) 
     parts, cells = [], {}
     for problem in det:
         for base in ("diag_adagrad", "dasgo"):
-            acc, plain = _paired(_seeded(results, problem, f"{base}_nesterov", iters),
+            acc, plain = common_seeds(_seeded(results, problem, f"{base}_nesterov", iters),
                                  _seeded(results, problem, base, iters))
             if not acc:
                 continue

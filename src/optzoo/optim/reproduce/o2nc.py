@@ -89,6 +89,7 @@ from optzoo.experiment.verdicts import (
     all_of,
     bound_holds,
     censored,
+    common_seeds,
     guard,
     noninferior,
     superior,
@@ -479,12 +480,6 @@ def _fmt_best(st: dict | None) -> str:
     return f" @ {txt}{' (edge)' if st['edge'] else ''}"
 
 
-def _paired(a: dict, b: dict) -> tuple[dict, dict]:
-    """The seeds both sides have (a partial store may lack some trials)."""
-    common = [s for s in a if s in b]
-    return {s: a[s] for s in common}, {s: b[s] for s in common}
-
-
 def _censored(v: Verdict, a_cut: bool, b_cut: bool) -> Verdict:
     """A cell not reached within the budget counts the budget, a lower bound of its calls
     (:func:`~optzoo.experiment.verdicts.censored`)."""
@@ -504,7 +499,7 @@ def _versus(picks: dict, problem: str, sigma: float, e: float, a: str, b: str,
     pa, pb = picks.get((a, problem, sigma, e)), picks.get((b, problem, sigma, e))
     if pa is None or pb is None:
         return None
-    va, vb = _paired(pa.calls, pb.calls)
+    va, vb = common_seeds(pa.calls, pb.calls)
     if not va:
         return None
     v = _censored(test(va, vb), any(not pa.reached[s] for s in va),
@@ -657,7 +652,7 @@ def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:
             # whether ODOG reaches ε rests on its tuned η: guarded like every comparison
             cells[f"{where}: ODOG reaches every ε in every seed"] = guard(
                 bound_holds(reached, 1.0, side="ge"), *tuned["odog"])
-            so, sg = _paired(_seed_slopes(picks, "odog", problem, sigma, eps),
+            so, sg = common_seeds(_seed_slopes(picks, "odog", problem, sigma, eps),
                              _seed_slopes(picks, "gd", problem, sigma, eps))
             if so:
                 sv = superior(so, sg, min_effect=cfg.min_slope_gap, direction="greater")

@@ -128,12 +128,14 @@ import numpy as np
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
 from optzoo.experiment.verdicts import (
     Verdict,
     all_of,
     bound_holds,
     by_seed,
+    common_seeds,
     noninferior,
     not_acting,
     superior,
@@ -692,23 +694,6 @@ def _group_sizes(results) -> list[int]:
                    if r.trial.method != THEOREM})
 
 
-@dataclass(frozen=True)
-class NotEvaluated:
-    """A claim this run cannot evaluate (its data is absent, e.g. a K the preset does not
-    run): left out of the claims and named in the report's notes.  The verdict module has no
-    "no data" verdict and a reproduction may not build one by hand."""
-
-    text: str
-    why: str
-
-
-def _split(items: list) -> tuple[list[Claim], list[str]]:
-    """The evaluated claims, and a note for each :class:`NotEvaluated` one."""
-    return ([c for c in items if isinstance(c, Claim)],
-            [f"Not evaluated in this run ({c.why}): {c.text}" for c in items
-             if isinstance(c, NotEvaluated)])
-
-
 def _margins(cfg: GNIVORepro | None) -> GNIVORepro:
     return PRESETS["full"] if cfg is None else cfg
 
@@ -718,16 +703,10 @@ def _seeds(results, method: str, k: int, key: str = "final_accuracy") -> dict[in
                    and int(r.trial.params.get("group_size", -1)) == k)
 
 
-def _common(*ds: dict) -> list[dict]:
-    """The mappings restricted to the seeds all of them have (pairing needs equal keys)."""
-    keys = [s for s in ds[0] if all(s in d for d in ds[1:])]
-    return [{s: d[s] for s in keys} for d in ds]
-
-
 def _change(results, method: str, k: int, cfg) -> Verdict | None:
     """Does ``method`` at K move held-out accuracy from before RL (final − initial, paired by
     seed) by more than ``min_effect_acc``?  ``None`` without data."""
-    after, before = _common(_seeds(results, method, k),
+    after, before = common_seeds(_seeds(results, method, k),
                             _seeds(results, method, k, "initial_accuracy"))
     return superior(after, before, min_effect=cfg.min_effect_acc) if after else None
 
@@ -753,7 +732,7 @@ def claim_beats_baselines(results, k: int, cfg: GNIVORepro | None = None) -> Cla
     g, grpo, rloo = (_final(results, meth, k) for meth in ("gn-ivo", "grpo", "rloo"))
     cells = {}
     for base in ("grpo", "rloo"):
-        a, b = _common(_seeds(results, "gn-ivo", k), _seeds(results, base, k))
+        a, b = common_seeds(_seeds(results, "gn-ivo", k), _seeds(results, base, k))
         if a:
             cells[f"GN-IVO − {LABELS[base]} > {m:g}"] = superior(a, b, min_effect=m)
     if len(cells) < 2:
@@ -779,13 +758,13 @@ def claim_gap_largest_at_k2(results, cfg: GNIVORepro | None = None) -> Claim | N
     for base in ("grpo", "rloo"):
         gaps = {}
         for k in ks:
-            a, b = _common(_seeds(results, "gn-ivo", k), _seeds(results, base, k))
+            a, b = common_seeds(_seeds(results, "gn-ivo", k), _seeds(results, base, k))
             gaps[k] = {s: a[s] - b[s] for s in a}
         cells[f"gap over {LABELS[base]} at K = 2 > {m:g}"] = superior(
-            *_common(_seeds(results, "gn-ivo", 2), _seeds(results, base, 2)), min_effect=m)
+            *common_seeds(_seeds(results, "gn-ivo", 2), _seeds(results, base, 2)), min_effect=m)
         for k in ks:
             if k != 2:
-                g2, gk = _common(gaps[2], gaps[k])
+                g2, gk = common_seeds(gaps[2], gaps[k])
                 if g2:
                     cells[f"gap over {LABELS[base]}: K = 2 − K = {k} > {m:g}"] = superior(
                         g2, gk, min_effect=m)
@@ -803,7 +782,7 @@ def claim_steps_beat_one_step(results, k: int,
     m = cfg.min_effect_acc
     text = (f"(3) At K = {k}, GN-IVO (steps) has held-out accuracy above GN-IVO one-step by "
             f"more than {m:g} (paired by seed).")
-    a, b = _common(_seeds(results, "gn-ivo", k), _seeds(results, "gn-ivo-one", k))
+    a, b = common_seeds(_seeds(results, "gn-ivo", k), _seeds(results, "gn-ivo-one", k))
     if not a:
         return NotEvaluated(text, "not run in this preset")
     verdict = _unmoved(superior(a, b, min_effect=m), results,
@@ -820,7 +799,7 @@ def claim_no_collapse(results, k: int, cfg: GNIVORepro | None = None) -> Claim |
     text = (f"(4) GN-IVO does not collapse: at K = {k} its held-out accuracy after RL is "
             f"non-inferior to its accuracy before RL (the SFT model; margin {margin:g}).")
     rs = _results(results, "gn-ivo", k)
-    after, before = _common(_seeds(results, "gn-ivo", k),
+    after, before = common_seeds(_seeds(results, "gn-ivo", k),
                             _seeds(results, "gn-ivo", k, "initial_accuracy"))
     if not after:
         return NotEvaluated(text, "not run in this preset")
@@ -872,7 +851,7 @@ def claim_normalized_bias_shrinks(results, cfg: GNIVORepro | None = None) -> Cla
     cells = {f"biased at K = {ks[0]}: TV ≥ {THEOREM_TOL:g}":
              bound_holds(list(tv[ks[0]].values()), THEOREM_TOL, side="ge")}
     for lo, hi in zip(ks, ks[1:], strict=False):
-        a, b = _common(tv[lo], tv[hi])
+        a, b = common_seeds(tv[lo], tv[hi])
         # a TV of exactly 0 has no log: a fit that removed the bias counts at 1e-300
         a = {s: max(v, 1e-300) for s, v in a.items()}
         b = {s: max(v, 1e-300) for s, v in b.items()}
@@ -941,7 +920,7 @@ def summarize(results: list[Result], cfg: GNIVORepro, outdir: Path) -> Summary:
             columns=["K", "unnorm. spread", "unnorm. |log err|", "norm. spread",
                      "norm. |log err|", "norm. TV"], rows=rows))
     k0 = cfg.main_group_size
-    claims, skipped = _split([
+    claims, skipped = split_claims([
         claim_beats_baselines(results, k0, cfg), claim_gap_largest_at_k2(results, cfg),
         claim_steps_beat_one_step(results, k0, cfg), claim_no_collapse(results, k0, cfg),
         claim_theorem_exact(results), claim_normalized_bias_shrinks(results, cfg)])

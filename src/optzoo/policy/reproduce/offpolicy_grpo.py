@@ -99,12 +99,14 @@ import numpy as np
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
 from optzoo.experiment.verdicts import (
     Verdict,
     all_of,
     bound_holds,
     by_seed,
+    common_seeds,
     noninferior,
     not_acting,
     superior,
@@ -468,8 +470,9 @@ def summarize(results: list[Result], cfg: OffPolicyGRPORepro, outdir: Path) -> S
     outdir.mkdir(parents=True, exist_ok=True)
     ms = [m for m in cfg.methods if any(r.trial.method == m for r in results)]
     tables = [_main_table(results, ms), _curve_table(results, ms)]
-    claims, skipped = _split(_claims_offpolicy(results, cfg, ms) + [_claim_mask(results, ms, cfg)]
-                             + _claims_reuse(results, ms, cfg) + _claim_theorem(results))
+    claims, skipped = split_claims(
+        _claims_offpolicy(results, cfg, ms) + [_claim_mask(results, ms, cfg)]
+        + _claims_reuse(results, ms, cfg) + _claim_theorem(results))
     figures = [_plot_accuracy(results, ms, outdir / "accuracy.png"),
                _plot_diagnostics(results, ms, outdir / "diagnostics.png")]
     return Summary(tables=tables, figures=figures, claims=claims,
@@ -516,33 +519,10 @@ def _of(method: str):
     return lambda r: r.trial.method == method
 
 
-def _common(a: dict, b: dict) -> tuple[dict, dict]:
-    """``a`` and ``b`` restricted to the seeds both have (pairing needs equal keys)."""
-    keys = [k for k in a if k in b]
-    return {k: a[k] for k in keys}, {k: b[k] for k in keys}
-
-
-@dataclass(frozen=True)
-class NotEvaluated:
-    """A claim this run cannot evaluate (its data is absent, e.g. a K the preset does not
-    run): left out of the claims and named in the report's notes.  The verdict module has no
-    "no data" verdict and a reproduction may not build one by hand."""
-
-    text: str
-    why: str
-
-
-def _split(items: list) -> tuple[list[Claim], list[str]]:
-    """The evaluated claims, and a note for each :class:`NotEvaluated` one."""
-    return ([c for c in items if isinstance(c, Claim)],
-            [f"Not evaluated in this run ({c.why}): {c.text}" for c in items
-             if isinstance(c, NotEvaluated)])
-
-
 def _change(results, method: str, cfg, at: str = "final_accuracy") -> Verdict | None:
     """Does ``method`` move acc from step 0 (``at`` − ``initial_accuracy``, paired by seed)
     by more than ``min_effect_acc``?  ``None`` without data."""
-    after, before = _common(by_seed(results, at, where=_of(method)),
+    after, before = common_seeds(by_seed(results, at, where=_of(method)),
                             by_seed(results, "initial_accuracy", where=_of(method)))
     if not after:
         return None
@@ -570,7 +550,7 @@ def _claims_offpolicy(results, cfg, ms) -> list[Claim | NotEvaluated]:
                 f"to on-policy GRPO (v = 1, i = 1, mask; margin {cfg.noninferiority_margin_acc:g}"
                 f") after the same {cfg.steps} optimizer steps, with {v}× fewer weight syncs.")
         off_all = by_seed(results, "final_accuracy", where=_of(m))
-        off, on_p = _common(off_all, on)
+        off, on_p = common_seeds(off_all, on)
         if not off:
             out.append(NotEvaluated(text, f"no seed with both {m} and {ON_POLICY}"))
             continue
@@ -688,7 +668,7 @@ def _claims_reuse(results, ms, cfg) -> list[Claim | NotEvaluated]:
                 f"equal optimizer steps on-policy GRPO's held-out accuracy exceeds it by more "
                 f"than {cfg.min_effect_acc:g} (paired by seed).")
         reuse_all = by_seed(results, f"test_accuracy@{at}", where=_of(m))
-        on_p, reuse = _common(on, reuse_all)
+        on_p, reuse = common_seeds(on, reuse_all)
         if not reuse:
             out.append(NotEvaluated(text, f"no seed with both {m} (at step {at}) and {ON_POLICY}"))
             continue

@@ -147,11 +147,13 @@ import numpy as np
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
+from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
 from optzoo.experiment.verdicts import (
     Verdict,
     all_of,
     by_seed,
+    common_seeds,
     noninferior,
     not_acting,
     superior,
@@ -654,7 +656,7 @@ def summarize(results: list[Result], cfg: SPORepro, outdir: Path) -> Summary:
             rows=[[m, _fmt([cfg.steps + e for e in _vals(results, m, "extra_steps")], 4),
                    _fmt(_vals(results, m, "samples_budget"), 5),
                    _fmt(_vals(results, m, "final_accuracy_budget"))] for m in budget]))
-    claims, skipped = _split(_claims(results, cfg))
+    claims, skipped = split_claims(_claims(results, cfg))
     figures = [_plot_accuracy(results, cfg, ms, outdir / "accuracy.png"),
                _plot_zero_adv(results, cfg, ms, outdir / "zero_advantage.png")]
     return Summary(tables=tables, figures=figures, claims=claims,
@@ -665,33 +667,10 @@ def _where(method: str):
     return lambda r: r.trial.method == method
 
 
-def _common(a: dict, b: dict) -> tuple[dict, dict]:
-    """``a`` and ``b`` restricted to the seeds both have (pairing needs equal keys)."""
-    keys = [k for k in a if k in b]
-    return {k: a[k] for k in keys}, {k: b[k] for k in keys}
-
-
-@dataclass(frozen=True)
-class NotEvaluated:
-    """A claim this run cannot evaluate (its data is absent, e.g. a K the preset does not
-    run): left out of the claims and named in the report's notes.  The verdict module has no
-    "no data" verdict and a reproduction may not build one by hand."""
-
-    text: str
-    why: str
-
-
-def _split(items: list) -> tuple[list[Claim], list[str]]:
-    """The evaluated claims, and a note for each :class:`NotEvaluated` one."""
-    return ([c for c in items if isinstance(c, Claim)],
-            [f"Not evaluated in this run ({c.why}): {c.text}" for c in items
-             if isinstance(c, NotEvaluated)])
-
-
 def _gain(results, method: str, cfg) -> Verdict | None:
     """Does ``method`` move held-out accuracy from step 0 (final − step 0, paired by seed) by
     more than ``min_effect_acc``?  ``None`` without data."""
-    after, before = _common(by_seed(results, "final_accuracy", where=_where(method)),
+    after, before = common_seeds(by_seed(results, "final_accuracy", where=_where(method)),
                             by_seed(results, "test_accuracy@0", where=_where(method)))
     if not after:
         return None
@@ -752,7 +731,7 @@ def _claims(results, cfg) -> list[Claim | NotEvaluated]:
             "steps; SPO's offline initialisation samples not counted, as in the paper) SPO "
             f"learns (final > step 0 + {m_eff:g}) and its final held-out greedy accuracy is not "
             f"below GRPO's (non-inferior, margin {m_ni:g}; paired by seed).")
-    a, b = _common(spo_all, grpo_all)
+    a, b = common_seeds(spo_all, grpo_all)
     if a and gain_spo is not None:
         diff = [a[s] - b[s] for s in a]
         v = all_of({f"non-inferior to GRPO (margin {m_ni:g})": noninferior(a, b, margin=m_ni),
@@ -769,7 +748,7 @@ def _claims(results, cfg) -> list[Claim | NotEvaluated]:
     if gb_all:
         gb = list(gb_all.values())
         extra = _vals(results, "grpo", "extra_steps")
-        a, b = _common(spo_all, gb_all)
+        a, b = common_seeds(spo_all, gb_all)
         text = ("(1b) Counting SPO's offline tracker-initialisation samples in its budget "
                 f"(GRPO runs {int(extra[0]) if extra else '?'} extra steps), SPO still learns "
                 f"and its final held-out accuracy is still not below GRPO's (non-inferior, "
@@ -796,7 +775,7 @@ def _claims(results, cfg) -> list[Claim | NotEvaluated]:
     cs, cg = _curves(results, "spo", cfg), _curves(results, "grpo", cfg)
     s2s, g2s = seed_to_seed_std(cs), seed_to_seed_std(cg)
     ds, dg = _seed_deviation(results, "spo", cfg), _seed_deviation(results, "grpo", cfg)
-    sds, sdg = _common(_increment_sd(results, "spo", cfg), _increment_sd(results, "grpo", cfg))
+    sds, sdg = common_seeds(_increment_sd(results, "spo", cfg), _increment_sd(results, "grpo", cfg))
     if ds and dg and sds:
         v = all_of({
             f"seed-to-seed: GRPO − SPO > {cfg.min_smooth_acc:g}":
@@ -820,7 +799,7 @@ def _claims(results, cfg) -> list[Claim | NotEvaluated]:
     text = ("(3) GRPO's fraction of zero-advantage samples (in degenerate groups) is large "
             f"(late-third fraction in [{cfg.large_degenerate_frac:g}, 1]) and growing (late − "
             f"early third > {cfg.min_growth_frac:g}, paired by seed).")
-    la, ea = _common(late, early)
+    la, ea = common_seeds(late, early)
     if la:
         growth = [la[s] - ea[s] for s in la]
         v = all_of({f"large: late in [{cfg.large_degenerate_frac:g}, 1]":
@@ -839,7 +818,7 @@ def _claims(results, cfg) -> list[Claim | NotEvaluated]:
     text = ("(4) Removing the tracker (v̂ = 0: REINFORCE with global normalisation) hurts: "
             f"SPO's final held-out accuracy exceeds the no-tracker run's by more than "
             f"{m_eff:g} (paired by seed).")
-    a, b = _common(spo_all, nt_all)
+    a, b = common_seeds(spo_all, nt_all)
     if a:
         gain_nt = _gain(results, "spo-notracker", cfg)
         diff = [a[s] - b[s] for s in a]
