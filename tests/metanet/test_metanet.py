@@ -325,7 +325,80 @@ def test_smoke_reproduction(tmp_path, monkeypatch):
     assert all(f.path.exists() for f in summary.figures)
     invariance = summary.claims[1]
     assert invariance.text.startswith("(2)") and invariance.held
+    assert invariance.verdict.test == "all_of"
+    assert all(c.verdict.cells for c in summary.claims[1:])  # combined claims keep their cells
     with pytest.raises(ConfigError, match="eps"):
         QEConfig(eps=1.5)
     with pytest.raises(ConfigError, match="tasks"):
         QEConfig(tasks=("editing",))
+
+
+# -- verdicts on synthetic trials --------------------------------------------------------------
+
+def _gen_results(per_method: dict[str, dict[str, list[float]]]):
+    from optzoo.experiment import Trial
+
+    out = []
+    for m, metrics in per_method.items():
+        n = len(next(iter(metrics.values())))
+        for s in range(n):
+            out.append(Result(Trial(m, "generalization", s, {}),
+                              {k: v[s] for k, v in metrics.items()}))
+    return out
+
+
+def _gen(tau, tau4, inv=(0.0, 0.0, 0.0)):
+    return {"tau": list(tau), "tau_scaled1e4": list(tau4), "inv_err_scaled1e4": list(inv),
+            "fn_err_scaled1e4": [1e-15] * len(tau)}
+
+
+def test_metanet_claims_need_a_declared_effect():
+    from optzoo.metanet.reproduce.quasi_equivariant_metanetworks import PRESETS, _gen_claims
+
+    cfg = PRESETS["quick"]
+    base = {"flat_mlp": _gen((0.5, 0.52, 0.54), (0.2, 0.25, 0.22), (0.3, 0.2, 0.4)),
+            "np_nfn": _gen((0.6, 0.62, 0.61), (0.3, 0.35, 0.32), (0.1, 0.2, 0.1))}
+    # QE identical to its backbone (a no-op α): (1) inconclusive, never held
+    same = _gen((0.7, 0.71, 0.72), (0.7, 0.71, 0.72))
+    rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": same})
+    c = _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)
+    assert c[0].status == "inconclusive" and "does not act" in c[0].verdict.reason
+    assert c[1].status == "held" and c[2].status == "held"
+    # a consistent gain of 1e-4 τ (old rule: CI above 0 -> held) is no gain that counts
+    qe = _gen((0.7001, 0.7101, 0.7201), (0.7001, 0.7101, 0.7201))
+    rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": qe})
+    assert _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)[0].status \
+        == "not held"
+    # NP-NFN's τ drops by 0.06 on average but noisily (old rule: mean >= 0.05 -> held)
+    noisy = {**base, "np_nfn": _gen((0.6, 0.62, 0.61), (0.6, 0.62, 0.43))}
+    rs = _gen_results({**noisy, "monomial_nfn": same, "qe_nfn": qe})
+    c3 = _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)[2]
+    assert c3.status == "inconclusive"
+    # an invariance error above the tolerance in one seed fails (2)
+    broken = _gen((0.7, 0.71, 0.72), (0.7, 0.71, 0.72), (0.0, 1e-3, 0.0))
+    rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": broken})
+    assert _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)[1].status \
+        == "not held"
+
+
+def test_inr_claim_needs_a_classifier_above_chance():
+    from optzoo.experiment import Trial
+    from optzoo.metanet.reproduce.quasi_equivariant_metanetworks import PRESETS, _inr_claims
+
+    def results(flat_acc, flat_flip):
+        out = []
+        for s in range(3):
+            out.append(Result(Trial("monomial_nfn", "inr", s, {}),
+                              {"acc": 0.6 + 0.01 * s, "acc_signflip": 0.6 + 0.01 * s}))
+            out.append(Result(Trial("flat_mlp", "inr", s, {}),
+                              {"acc": flat_acc[s], "acc_signflip": flat_flip[s]}))
+        return out
+
+    cfg = PRESETS["quick"]
+    (c,) = _inr_claims(results((0.5, 0.52, 0.51), (0.2, 0.21, 0.22)), ["flat_mlp",
+                                                                       "monomial_nfn"], cfg)
+    assert c.status == "held"
+    # a flat MLP at chance (10 classes) has nothing to lose: undecidable, whatever it shows
+    (c,) = _inr_claims(results((0.11, 0.1, 0.12), (0.02, 0.0, 0.01)), ["flat_mlp",
+                                                                      "monomial_nfn"], cfg)
+    assert c.status == "inconclusive" and "chance" in c.verdict.reason

@@ -23,6 +23,10 @@ def test_smoke_end_to_end(tmp_path, monkeypatch):
     assert {r.trial.method for r in results} >= {"connas", "darts", "darts_penalty", "random"}
     s = REPRODUCTION.summarize(results, cfg, tmp_path / "out")
     assert len(s.claims) == 4 and all(f.path.exists() for f in s.figures)
+    from optzoo.experiment.verdicts import TESTS
+
+    assert all(c.verdict.test in TESTS for c in s.claims)
+    assert s.claims[3].verdict.test == "all_of"  # R sweep: feasibility + TOST per R
     assert any((tmp_path / "cache" / "nas").glob("digits_*.json"))
     for r in results:
         if r.trial.method == "random":
@@ -38,3 +42,62 @@ def test_budgets_and_presets():
         ConNASConfig(budget_fracs=(0.0,))
     with pytest.raises(ConfigError, match="cost"):
         ConNASConfig(cost="latency")
+
+
+# -- verdicts on synthetic trials --------------------------------------------------------------
+
+def _results(connas_gaps, lam_gaps, *, violated=0.3, feasible=1.0):
+    """Stored-trial stand-ins: ConNAS's gap per (budget, seed) and each λ's gap per budget
+    (the same in every seed unless a list is given); ``feasible`` for every run."""
+    from optzoo.experiment import Trial
+
+    cfg = PRESETS["quick"]
+    out = []
+    for i, per_seed in enumerate(connas_gaps):
+        for s, g in enumerate(per_seed):
+            out.append(Result(Trial("connas", f"budget{i}", s, {"budget": i}),
+                              {"feasible": feasible, "gap": g, "violated_step_frac": violated}))
+    for lam, per_budget in zip(cfg.lambdas, lam_gaps, strict=True):
+        for s in range(cfg.seeds):
+            m = {}
+            for i, g in enumerate(per_budget):
+                m[f"feasible_b{i}"] = 1.0
+                m[f"gap_b{i}"] = g[s] if isinstance(g, (list, tuple)) else g
+            out.append(Result(Trial("darts_penalty", "all", s, {"lam": lam}), m))
+    return cfg, out
+
+
+def _claims_of(cfg, results):
+    from optzoo.nas.reproduce.connas import _claims, _rows_by_method
+
+    return _claims(results, _rows_by_method(results, cfg), cfg)
+
+
+def test_a_mean_gap_below_the_threshold_with_a_wide_ci_is_not_held():
+    fail_everywhere = [[5.0, 5.0, 5.0]] * 4
+    # old rule: mean gap 0.9 <= 1.0 -> held; the CI of (0, 0, 2.7) reaches far above 1.0
+    cfg, rs = _results([[0.0, 0.0, 2.7], [0.1, 0.2, 0.1], [0.0, 0.0, 0.0]], fail_everywhere)
+    c = _claims_of(cfg, rs)
+    assert c[0].status == "held" and c[0].verdict.test == "bound_holds"
+    assert c[1].status == "inconclusive" and c[1].verdict.test == "all_of"
+    cfg, rs = _results([[0.0, 0.1, 0.0], [0.1, 0.2, 0.1], [0.0, 0.0, 0.0]], fail_everywhere)
+    c = _claims_of(cfg, rs)
+    assert c[1].status == "held" and c[2].status == "held"
+
+
+def test_one_infeasible_run_fails_the_feasibility_claim_and_an_inactive_constraint_decides_none():
+    cfg, rs = _results([[0.0] * 3] * 3, [[5.0] * 3] * 4)
+    rs[0].metrics["feasible"] = 0.0
+    assert _claims_of(cfg, rs)[0].status == "not held"
+    cfg, rs = _results([[0.0] * 3] * 3, [[5.0] * 3] * 4, violated=0.0)
+    assert _claims_of(cfg, rs)[0].status == "inconclusive"
+
+
+def test_a_lambda_just_above_the_threshold_by_noise_does_not_count_as_failing():
+    # λ = 1e-3 "works" at b0, b1 and has a noisy mean gap 1.1 pp at b2: old rule counted it as
+    # failing (mean > 1.0); the CI (0.1 .. 2.1 spread) does not lie above 1.0 pp
+    works = [0.0, 0.0, [0.1, 1.1, 2.1]]
+    cfg, rs = _results([[0.0] * 3] * 3, [works, *[[5.0] * 3] * 3])
+    claim = _claims_of(cfg, rs)[2]
+    assert claim.status == "inconclusive"
+    assert dict(claim.verdict.cells)["λ=0.001"].verdict == "inconclusive"

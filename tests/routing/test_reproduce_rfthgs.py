@@ -74,7 +74,7 @@ def test_quick_params_do_not_carry_the_instance_source(monkeypatch, tmp_path):
     # source needs no file, so an empty OPTZOO_DATA does not matter
     monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
     old_fields = {f.name for f in dataclasses.fields(RFTHGSRepro)} - {
-        "seeds", "methods", "instance_source"}
+        "seeds", "seed_start", "methods", "instance_source", *repro.MARGINS}
     ts = trials(PRESETS["quick"])
     assert len(ts) == 12
     for t in ts:
@@ -172,3 +172,51 @@ def test_x_evaluator_gives_each_instance_of_a_call_the_papers_360_s():
     ev("src", [0, 1, 2, 3, 4], 0)
     ev("src", list(range(30)), 0)
     assert seen == [(5 * 360.0, 5 * 360.0), (30 * 360.0, 30 * 360.0)]
+
+
+# -- verdicts on synthetic trials (no HGS run) --------------------------------------------------
+
+def _result(method, seed, *, test_gap, srex=1.0, first=0.8, last=0.3, reward=0.05,
+            expert=False, infeasible=0):
+    from optzoo.experiment import Result, Trial
+
+    m = {"failure_first": first, "failure_last": last, "reward_last": reward,
+         "test_gap": test_gap, "srex_test_gap": srex, "test_infeasible": infeasible,
+         "best_is_expert": expert}
+    for k in range(3):
+        m[f"diff_{k}"] = test_gap - srex
+    return Result(Trial(method, "x-like-cvrp", seed, {}), m)
+
+
+def test_rfthgs_claims_need_a_declared_effect():
+    cfg = PRESETS["quick"]
+    # the operator ties SREX in every seed (old rule: pooled CI below 0 needed; a tie is now
+    # "not held" by the declared minimal gain, and ablations that tie rfthgs are not worse)
+    rs = [_result(m, s, test_gap=1.0) for m in ("rfthgs", *repro.ABLATIONS) for s in range(3)]
+    c = repro._claims(rs, cfg)
+    assert [x.verdict.test for x in c] == ["all_of", "all_of", "superior", "superior",
+                                           "superior"]
+    assert c[0].status == "held"
+    assert c[1].status == "not held" and all(x.status == "not held" for x in c[2:])
+    # gains of 0.3 pp in every seed, ablations 0.3 pp worse: held
+    rs = [_result("rfthgs", s, test_gap=0.7 + 0.01 * s) for s in range(3)]
+    rs += [_result(a, s, test_gap=1.0 + 0.01 * s) for a in repro.ABLATIONS for s in range(3)]
+    c = repro._claims(rs, cfg)
+    assert all(x.status == "held" for x in c), [x.verdict.reason for x in c]
+    # the tested operator is the expert in every seed: (b) and (c) decide nothing
+    for r in rs:
+        if r.trial.method == "rfthgs":
+            r.metrics["best_is_expert"] = True
+    c = repro._claims(rs, cfg)
+    assert c[0].status == "held" and all(x.status == "inconclusive" for x in c[1:])
+
+
+def test_rfthgs_failure_drop_and_reward_use_cis():
+    cfg = PRESETS["quick"]
+    # mean failure drop 0.23 and mean reward 0.02, but noisy (old rule: point means -> held)
+    rs = [_result("rfthgs", s, test_gap=0.7, first=0.8, last=last, reward=rew)
+          for s, (last, rew) in enumerate([(0.7, -0.2), (0.5, 0.1), (0.5, 0.16)])]
+    assert repro._claims(rs, cfg)[0].status == "inconclusive"
+    # an infeasible held-out run fails (b)
+    rs = [_result("rfthgs", s, test_gap=0.7, infeasible=int(s == 1)) for s in range(3)]
+    assert repro._claims(rs, cfg)[1].status == "not held"

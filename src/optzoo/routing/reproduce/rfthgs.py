@@ -63,13 +63,41 @@ Methods: ``rfthgs`` (the paper's loop), ablations ``no-cache`` (prompts always t
 ``evolution`` baseline (EoH/ReEvo analogue: (1+1) search over the same space with the same
 number of evaluations). The untrained generator's statistics are the first step of each run.
 
-Claims (thresholds fixed before any run):
-(a) in ``rfthgs``, the compile + runtime failure fraction falls (mean of the last 3 steps at
-    least 0.2 below the first 3) and the mean reward of the last 3 steps is positive;
-(b) the best trained operator's held-out mean gap is below SREX's: the paired (instance × seed)
-    difference has a 95% CI entirely below 0, pooled over the training seeds;
-(c) each ablation ends worse than ``rfthgs`` on the common scale: higher mean held-out gap of
-    its best operator (one sub-claim per ablation).
+Claims (thresholds fixed before any run), each decided by a test of
+:mod:`optzoo.experiment.verdicts` with the training seed (one trial, one trained operator) as
+the unit, paired by seed across methods:
+(a) in ``rfthgs``, the compile + runtime failure fraction falls by more than
+    ``min_failure_drop`` from the first 3 steps to the last 3 (``superior``, paired by seed) and
+    the mean reward of the last 3 steps is above ``min_reward`` (``within``: the 95 % CI of
+    the mean above it), ``all_of``;
+(b) the best trained operator's held-out mean gap is below SREX's by more than ``min_gap_pp``
+    (``superior``, direction less, on the per-seed mean gaps over instance × HGS seed, paired
+    by training seed) and it finds a feasible solution in every held-out run (``bound_holds``),
+    ``all_of``;
+(c) each ablation ends worse than ``rfthgs``: its best operator's held-out mean gap is higher
+    by more than ``min_gap_pp`` (``superior`` per ablation, paired by seed; one sub-claim per
+    ablation).
+(b) and (c) are *inconclusive* (``not_acting``) when ``rfthgs``'s tested operator is the expert
+program itself in every seed: training then changed nothing that the test could measure.
+
+Verdict margins (preset fields, the same in every preset, fixed before any quick result was seen):
+
+* ``min_failure_drop = 0.2``: the old rule's "at least 0.2 below the first 3 steps" (a fifth of
+  the completions moving from failing to running is a clear learning signal).
+* ``min_reward = 0.01``: the reward is the relative gap improvement over SREX, so a mean of 0.01
+  is 1 % of SREX's gap: the smallest "positive" reward that is more than a tie.
+* ``min_gap_pp = 0.05``: gaps are in percent of the reference cost; 0.05 percentage points is the
+  second decimal the CVRP literature reports gaps to, rounded up: a smaller difference between
+  two crossovers is no gain a CVRP reader would count.
+
+Rules changed by issue 18 (old → new): (a) seed means compared with 0.2 and 0 (no CI) →
+``superior`` with ``min_failure_drop`` and ``within`` above ``min_reward``; (b) a CI below 0 of
+the instance × HGS-seed differences pooled over the training seeds (pseudo-replication: the
+pairs of one training seed share one operator, so the pooled CI ignored the training-seed
+spread, and any gain however small passed) → the per-training-seed mean difference with
+``min_gap_pp``; (c) the seed mean of the ablation's gap above rfthgs's by any amount (no CI) →
+``superior`` with ``min_gap_pp``.  Trial keys are unchanged (the margin fields are left out of
+the trial parameters).
 """
 
 from __future__ import annotations
@@ -85,6 +113,15 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
+from optzoo.experiment.verdicts import (
+    Verdict,
+    all_of,
+    bound_holds,
+    by_seed,
+    not_acting,
+    superior,
+    within,
+)
 
 SLUG = "rfthgs"
 ABLATIONS = ("no-cache", "no-duplicate", "binary")
@@ -97,6 +134,8 @@ INSTANCE_SOURCES = ("generated", "x")
 # 800 iterations and grade every operator as a runtime failure.
 X_SECONDS_PER_INSTANCE = 360.0
 _X_NAME = re.compile(r"^X-n(\d+)-k\d+$")
+# verdict margins: preset fields, but not trial parameters (the trial keys must not change)
+MARGINS = ("min_failure_drop", "min_reward", "min_gap_pp")
 
 
 @dataclass(frozen=True)
@@ -120,6 +159,8 @@ class RFTHGSRepro(Preset):
         lr: generator learning rate.
         test_operators: operators sampled from the trained generator at test time (paper 64);
             the best on the training instances is tested.
+        min_failure_drop, min_reward, min_gap_pp: verdict margins (module docstring,
+            "Verdict margins"); not trial parameters.
     """
 
     seeds: int = 3
@@ -138,6 +179,9 @@ class RFTHGSRepro(Preset):
     instances_per_reward: int = 3
     lr: float = 0.1
     test_operators: int = 8
+    min_failure_drop: float = 0.2
+    min_reward: float = 0.01
+    min_gap_pp: float = 0.05
 
     def validate(self) -> None:
         super().validate()
@@ -168,6 +212,9 @@ class RFTHGSRepro(Preset):
                               f"train_n={self.train_n}, test_n={self.test_n}")
         if not self.lr > 0:
             raise ConfigError(f"lr: expected > 0, got {self.lr}")
+        for name in MARGINS:
+            if not getattr(self, name) >= 0:
+                raise ConfigError(f"{name}: expected >= 0, got {getattr(self, name)}")
 
 
 PRESETS = {
@@ -228,7 +275,7 @@ def x_instance_names(cfg: RFTHGSRepro) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def trials(cfg: RFTHGSRepro) -> list[Trial]:
     params = {k: v for k, v in cfg.to_dict().items()
-              if k not in ("seeds", "methods", "instance_source")}
+              if k not in ("seeds", "methods", "instance_source", *MARGINS)}
     problem = "x-like-cvrp"
     if cfg.instance_source != "generated":
         # Only trials on another source carry it (and the resolved instance names, so a key
@@ -336,9 +383,14 @@ def _check_sandbox_reads(specs) -> None:
     from optzoo.routing.sandbox import Limits, run_untrusted
 
     seconds = 60.0 + 10.0 * len(specs)
-    out = run_untrusted(render(EXPERT), job="optzoo.routing.hgs:best_routes",
-                        args=(list(specs), 1, 0, str(data_root())),
-                        limits=Limits(wall_s=seconds, cpu_s=seconds))
+    try:
+        out = run_untrusted(render(EXPERT), job="optzoo.routing.hgs:best_routes",
+                            args=(list(specs), 1, 0, str(data_root())),
+                            limits=Limits(wall_s=seconds, cpu_s=seconds))
+    except (FileNotFoundError, ValueError) as exc:
+        # the sandbox's parent loads the instances before the child starts
+        raise ConfigError(f"instance_source='x': the sandboxed evaluator cannot load the X "
+                          f"files: {exc}") from exc
     if not out.ok:
         raise ConfigError(
             "instance_source='x': the sandboxed evaluator cannot load the X files "
@@ -469,39 +521,106 @@ def summarize(results: list[Result], cfg: RFTHGSRepro, outdir: Path) -> Summary:
     t2 = Table(title="Per-step mean reward and failure fraction",
                columns=["step"] + [f"{m} {k}" for m in methods if m != "evolution"
                                    for k in ("reward", "failure")], rows=curve)
+    claims = _claims(results, cfg)
+    figures = [_plot(results, methods, cfg, outdir / "training.png")]
+    return Summary(tables=[t1, t2], figures=figures, claims=claims,
+                   notes=_notes(cfg, results))
+
+
+def _is(method: str):
+    return lambda r: r.trial.method == method
+
+
+def _mean_diffs(results, method: str) -> dict[int, float]:
+    """``{training seed: mean over instance × HGS seed of (operator − SREX) gap}`` over the
+    runs where the operator found a feasible solution."""
+    out = {}
+    for r in results:
+        if r.trial.method != method:
+            continue
+        d = [v for k, v in r.metrics.items() if k.startswith("diff_") and v is not None]
+        if d:
+            out[r.trial.seed] = float(np.mean(d))
+    return out
+
+
+def _finite_by_seed(results, key: str, method: str) -> dict[int, float]:
+    """:func:`by_seed` without the seeds whose value is not finite (no feasible held-out run:
+    the feasibility cell of claim (b) reports those)."""
+    return {s: v for s, v in by_seed(results, key, _is(method)).items() if math.isfinite(v)}
+
+
+def _no_op(verdict: Verdict, results) -> Verdict:
+    """``not_acting`` when rfthgs's tested operator is the expert program in every seed."""
+    flags = [bool(r.metrics.get("best_is_expert")) for r in _of(results, "rfthgs")]
+    if flags and all(flags):
+        return not_acting(verdict, "the tested rfthgs operator is the expert program itself in "
+                                   f"all {len(flags)} seeds: training changed nothing that the "
+                                   "held-out test measures")
+    return verdict
+
+
+def _claims(results, cfg: RFTHGSRepro) -> list[Claim]:
     claims = []
     rs = _of(results, "rfthgs")
     f0, f1 = metric_values(rs, "failure_first"), metric_values(rs, "failure_last")
     rl = metric_values(rs, "reward_last")
-    held_a = bool(rs and np.mean(f0) - np.mean(f1) >= 0.2 and np.mean(rl) > 0)
+    fa, fb = by_seed(rs, "failure_first"), by_seed(rs, "failure_last")
     claims.append(Claim(
-        text="(a) Failures (compile + runtime) fall first — last-3-step fraction ≥ 0.2 below "
-             "the first 3 — and the mean reward of the last 3 steps is positive.",
+        text=f"(a) Failures (compile + runtime) fall first — the last-3-step fraction is more "
+             f"than {cfg.min_failure_drop:g} below the first 3 steps' (paired by seed) — and "
+             f"the mean reward of the last 3 steps is positive (above {cfg.min_reward:g}).",
         evidence=f"failure {np.mean(f0):.2f} → {np.mean(f1):.2f}; final reward "
-                 f"{fmt_values(rl, 3)}", held=held_a))
+                 f"{fmt_values(rl, 3)}" if rs else "no rfthgs trial",
+        verdict=all_of({f"failure drop > {cfg.min_failure_drop:g}": superior(
+            fa, fb, min_effect=cfg.min_failure_drop),
+            f"final reward > {cfg.min_reward:g}": within(rl, cfg.min_reward, math.inf)})
+        if rs else not_acting(bound_holds([0.0], 0.0), "no rfthgs trial is stored")))
     diffs = [d for r in rs for k, d in r.metrics.items()
              if k.startswith("diff_") and d is not None]
-    inf = sum(int(r.metrics.get("test_infeasible", 0)) for r in rs)
+    inf = [int(r.metrics.get("test_infeasible", 0)) for r in rs]
+    mine = _finite_by_seed(results, "test_gap", "rfthgs")
+    srex = _finite_by_seed(results, "srex_test_gap", "rfthgs")
+    per_seed = _mean_diffs(results, "rfthgs")
     m, h = mean_ci(diffs) if len(diffs) > 1 else (math.nan, math.nan)
+    if rs:
+        cells = {"feasible in every held-out run": bound_holds(inf, 0.0)}
+        common = sorted(set(mine) & set(srex))
+        if common:
+            cells[f"gap below SREX's by > {cfg.min_gap_pp:g} pp"] = superior(
+                {s: mine[s] for s in common}, {s: srex[s] for s in common},
+                min_effect=cfg.min_gap_pp, direction="less")
+        v_b = _no_op(all_of(cells), results)
+    else:
+        v_b = not_acting(bound_holds([0.0], 0.0), "no rfthgs trial is stored")
     claims.append(Claim(
-        text="(b) The best trained operator beats SREX on held-out larger instances: paired "
-             "gap difference (operator − SREX, instance × HGS seed, pooled over seeds) with a "
-             "95% CI below 0.",
-        evidence=f"difference {m:.3f} ± {h:.3f} percentage points over {len(diffs)} pairs "
-                 f"({inf} runs without a feasible solution)",
-        held=bool(inf == 0 and math.isfinite(m) and m + h < 0)))
+        text=f"(b) The best trained operator beats SREX on held-out larger instances: its mean "
+             f"gap is below SREX's by more than {cfg.min_gap_pp:g} percentage points (per "
+             "training seed, over instance × HGS seed; paired by seed) and every held-out run "
+             "finds a feasible solution.",
+        evidence=f"per-seed mean difference (operator − SREX) "
+                 f"{fmt_values(list(per_seed.values()), 3)} pp over {len(per_seed)} training "
+                 f"seeds; pooled {m:.3f} ± {h:.3f} pp over {len(diffs)} pairs; {sum(inf)} runs "
+                 f"without a feasible solution; tested operator = expert in "
+                 f"{sum(bool(r.metrics.get('best_is_expert')) for r in rs)} of {len(rs)} seeds",
+        verdict=v_b))
     main_gap = metric_values(rs, "test_gap")
     for i, ab in enumerate(a for a in ABLATIONS if _of(results, a)):
         g = metric_values(_of(results, ab), "test_gap")
-        held = bool(g and main_gap and np.mean(main_gap) < np.mean(g))
+        ga = _finite_by_seed(results, "test_gap", ab)
+        common = sorted(set(ga) & set(mine))
+        if common:
+            v = _no_op(superior({s: mine[s] for s in common}, {s: ga[s] for s in common},
+                                min_effect=cfg.min_gap_pp, direction="less"), results)
+        else:
+            v = not_acting(bound_holds([0.0], 0.0), f"no seed has both rfthgs and {ab}")
         claims.append(Claim(
             text=f"(c{i + 1}) The {ab} ablation ends worse: its best operator's held-out gap is "
-                 "higher than rfthgs's.",
+                 f"higher than rfthgs's by more than {cfg.min_gap_pp:g} percentage points "
+                 "(paired by seed).",
             evidence=f"{ab} {fmt_values(g, 3)} vs rfthgs {fmt_values(main_gap, 3)}",
-            held=held))
-    figures = [_plot(results, methods, cfg, outdir / "training.png")]
-    return Summary(tables=[t1, t2], figures=figures, claims=claims,
-                   notes=_notes(cfg, results))
+            verdict=v))
+    return claims
 
 
 def _plot(results, methods, cfg, path: Path) -> Figure:
