@@ -115,6 +115,12 @@ class Verdict:
     def held(self) -> bool:
         return self.verdict == HELD
 
+    def inside(self, m: float) -> bool:
+        """Whether the CI lies inside ``±m``: no change of size ``m`` (a method that does not
+        act, a run that does not move).  False when there is no CI."""
+        lo, hi = self.ci
+        return math.isfinite(lo) and math.isfinite(hi) and -m <= lo and hi <= m
+
     def describe(self) -> str:
         """One line: test, effect, CI, n, margin (and p / mde where present)."""
         parts = [f"{self.test}: effect {_g(self.effect)}"]
@@ -293,6 +299,20 @@ def _estimate(d: np.ndarray, b: np.ndarray | None, sign: float, exact: bool) -> 
 
 # ----------------------------------------------------------------------------- comparisons
 
+def _minimal_effect_rule(lo: float, hi: float, m: float) -> tuple[str, str]:
+    """The rule of every "changes by more than ``m``" test (``superior``, ``trend``): held if
+    the CI lies above ``m``; not held if it lies below 0 or inside ±``m``; else inconclusive.
+    Returns the verdict and which case decided it (``above``, ``other side``, ``inside``,
+    ``straddles``)."""
+    if lo > m:
+        return HELD, "above"
+    if hi < 0:
+        return NOT_HELD, "other side"
+    if -m <= lo and hi <= m:
+        return NOT_HELD, "inside"
+    return INCONCLUSIVE, "straddles"
+
+
 def superior(a: Any, b: Any, *, min_effect: float, direction: str = "greater",
              paired: bool | None = None, log_ratio: bool = False,
              exact: bool = False) -> Verdict:
@@ -321,14 +341,12 @@ def superior(a: Any, b: Any, *, min_effect: float, direction: str = "greater",
     mde = est.mde(m)
     if math.isnan(lo):
         v, why = INCONCLUSIVE, "one value per side: no confidence interval"
-    elif lo > m:
-        v, why = HELD, f"CI lies above the minimal effect {m:g}"
-    elif hi < 0:
-        v, why = NOT_HELD, "CI lies on the other side of 0"
-    elif -m <= lo and hi <= m:
-        v, why = NOT_HELD, f"CI lies inside ±{m:g} (no effect that counts)"
     else:
-        v, why = INCONCLUSIVE, f"CI straddles the minimal effect {m:g} or 0"
+        v, case = _minimal_effect_rule(lo, hi, m)
+        why = {"above": f"CI lies above the minimal effect {m:g}",
+               "other side": "CI lies on the other side of 0",
+               "inside": f"CI lies inside ±{m:g} (no effect that counts)",
+               "straddles": f"CI straddles the minimal effect {m:g} or 0"}[case]
     return Verdict(v, "superior", est.effect, (lo, hi), est.n, m, p, mde,
                    why + (" (log ratio)" if log_ratio else ""))
 
@@ -511,14 +529,11 @@ def trend(xs: Any, ys: Any, *, direction: str = "increasing", min_rho: float = 0
     idx = _bootstrap_indices(x.size, seed)
     boot = sign * rho(x[idx], y[idx])
     c_lo, c_hi = float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
-    if c_lo > m:
-        v, why = HELD, f"ρ CI lies above {m:g}"
-    elif c_hi < 0:
-        v, why = NOT_HELD, "ρ CI lies below 0 (the other direction)"
-    elif -m <= c_lo and c_hi <= m:
-        v, why = NOT_HELD, f"ρ CI lies inside ±{m:g}"
-    else:
-        v, why = INCONCLUSIVE, f"ρ CI straddles {m:g} or 0"
+    v, case = _minimal_effect_rule(c_lo, c_hi, m)
+    why = {"above": f"ρ CI lies above {m:g}",
+           "other side": "ρ CI lies below 0 (the other direction)",
+           "inside": f"ρ CI lies inside ±{m:g}",
+           "straddles": f"ρ CI straddles {m:g} or 0"}[case]
     return Verdict(v, "trend", est, (c_lo, c_hi), int(x.size), m, None, None, why)
 
 

@@ -523,7 +523,7 @@ def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) 
     for problem in problems:
         for suffix in ("", "_nesterov"):
             a, b = common_seeds(_seeded(results, problem, f"diag_adagrad{suffix}", _log_gap),
-                           _seeded(results, problem, f"adagrad_norm{suffix}", _log_gap))
+                                _seeded(results, problem, f"adagrad_norm{suffix}", _log_gap))
             if not a:
                 continue
             cells[f"{problem}{suffix}"] = superior(a, b, min_effect=cfg.min_gap_log10,
@@ -549,7 +549,7 @@ def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) 
     for problem in det:
         for base in ("diag_adagrad", "dasgo"):
             acc, plain = common_seeds(_seeded(results, problem, f"{base}_nesterov", iters),
-                                 _seeded(results, problem, base, iters))
+                                      _seeded(results, problem, base, iters))
             if not acc:
                 continue
             v = superior(acc, plain, min_effect=math.log(cfg.min_speedup), direction="less",

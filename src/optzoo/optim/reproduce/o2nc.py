@@ -653,7 +653,7 @@ def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:
             cells[f"{where}: ODOG reaches every ε in every seed"] = guard(
                 bound_holds(reached, 1.0, side="ge"), *tuned["odog"])
             so, sg = common_seeds(_seed_slopes(picks, "odog", problem, sigma, eps),
-                             _seed_slopes(picks, "gd", problem, sigma, eps))
+                                  _seed_slopes(picks, "gd", problem, sigma, eps))
             if so:
                 sv = superior(so, sg, min_effect=cfg.min_slope_gap, direction="greater")
             else:

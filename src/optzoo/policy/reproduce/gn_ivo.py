@@ -707,7 +707,7 @@ def _change(results, method: str, k: int, cfg) -> Verdict | None:
     """Does ``method`` at K move held-out accuracy from before RL (final − initial, paired by
     seed) by more than ``min_effect_acc``?  ``None`` without data."""
     after, before = common_seeds(_seeds(results, method, k),
-                            _seeds(results, method, k, "initial_accuracy"))
+                                 _seeds(results, method, k, "initial_accuracy"))
     return superior(after, before, min_effect=cfg.min_effect_acc) if after else None
 
 
@@ -716,8 +716,7 @@ def _unmoved(verdict: Verdict, results, cells: list[tuple[str, int]], cfg) -> Ve
     each change's 95 % CI lies inside ±``min_effect_acc`` (RL does not act here)."""
     m = cfg.min_effect_acc
     changes = [_change(results, meth, k, cfg) for meth, k in cells]
-    if changes and all(v is not None and math.isfinite(v.ci[0]) and math.isfinite(v.ci[1])
-                       and -m <= v.ci[0] and v.ci[1] <= m for v in changes):
+    if changes and all(v is not None and v.inside(m) for v in changes):
         names = ", ".join(f"{LABELS[meth]} (K = {k})" for meth, k in cells)
         return not_acting(verdict, f"none of {names} moves held-out accuracy from before RL "
                                    f"by more than {m:g} (CIs inside the margin)")
@@ -800,7 +799,7 @@ def claim_no_collapse(results, k: int, cfg: GNIVORepro | None = None) -> Claim |
             f"non-inferior to its accuracy before RL (the SFT model; margin {margin:g}).")
     rs = _results(results, "gn-ivo", k)
     after, before = common_seeds(_seeds(results, "gn-ivo", k),
-                            _seeds(results, "gn-ivo", k, "initial_accuracy"))
+                                 _seeds(results, "gn-ivo", k, "initial_accuracy"))
     if not after:
         return NotEvaluated(text, "not run in this preset")
     return Claim(text=text, evidence=(

@@ -523,16 +523,10 @@ def _change(results, method: str, cfg, at: str = "final_accuracy") -> Verdict | 
     """Does ``method`` move acc from step 0 (``at`` − ``initial_accuracy``, paired by seed)
     by more than ``min_effect_acc``?  ``None`` without data."""
     after, before = common_seeds(by_seed(results, at, where=_of(method)),
-                            by_seed(results, "initial_accuracy", where=_of(method)))
+                                 by_seed(results, "initial_accuracy", where=_of(method)))
     if not after:
         return None
     return superior(after, before, min_effect=cfg.min_effect_acc)
-
-
-def _still(v: Verdict | None, m: float) -> bool:
-    """The change's 95 % CI lies inside ±``m``: the run did not move (RL does not act)."""
-    return (v is not None and math.isfinite(v.ci[0]) and math.isfinite(v.ci[1])
-            and -m <= v.ci[0] and v.ci[1] <= m)
 
 
 def _claims_offpolicy(results, cfg, ms) -> list[Claim | NotEvaluated]:
@@ -567,7 +561,7 @@ def _claims_offpolicy(results, cfg, ms) -> list[Claim | NotEvaluated]:
             f"syncs: ⌈T/{v}⌉ vs T on every seed": bound_holds(dev or [1.0], 0.0),
         }
         verdict = all_of(cells)
-        if _still(learn_on, cfg.min_effect_acc) and _still(learn_off, cfg.min_effect_acc):
+        if all(v is not None and v.inside(cfg.min_effect_acc) for v in (learn_on, learn_off)):
             verdict = not_acting(verdict, f"neither on-policy nor v = {v} moves held-out "
                                           f"accuracy from step 0 by more than "
                                           f"{cfg.min_effect_acc:g} (CIs inside the margin)")
@@ -675,7 +669,7 @@ def _claims_reuse(results, ms, cfg) -> list[Claim | NotEvaluated]:
         reuse_end = _vals(results, m, "final_accuracy")
         learn_reuse = _change(results, m, cfg, at=f"test_accuracy@{at}")
         verdict = superior(on_p, reuse, min_effect=cfg.min_effect_acc)
-        if _still(learn_on, cfg.min_effect_acc) and _still(learn_reuse, cfg.min_effect_acc):
+        if all(v is not None and v.inside(cfg.min_effect_acc) for v in (learn_on, learn_reuse)):
             verdict = not_acting(verdict, f"neither on-policy nor the reuse run moves held-out "
                                           f"accuracy from step 0 by more than "
                                           f"{cfg.min_effect_acc:g} (CIs inside the margin)")

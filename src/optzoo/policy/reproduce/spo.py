@@ -671,21 +671,15 @@ def _gain(results, method: str, cfg) -> Verdict | None:
     """Does ``method`` move held-out accuracy from step 0 (final − step 0, paired by seed) by
     more than ``min_effect_acc``?  ``None`` without data."""
     after, before = common_seeds(by_seed(results, "final_accuracy", where=_where(method)),
-                            by_seed(results, "test_accuracy@0", where=_where(method)))
+                                 by_seed(results, "test_accuracy@0", where=_where(method)))
     if not after:
         return None
     return superior(after, before, min_effect=cfg.min_effect_acc)
 
 
-def _still(v: Verdict | None, m: float) -> bool:
-    """The change's 95 % CI lies inside ±``m``: the run did not move (RL does not act)."""
-    return (v is not None and math.isfinite(v.ci[0]) and math.isfinite(v.ci[1])
-            and -m <= v.ci[0] and v.ci[1] <= m)
-
-
 def _unmoved(verdict: Verdict, gains: dict[str, Verdict | None], cfg) -> Verdict:
     """``not_acting`` when none of the compared runs moves accuracy by ``min_effect_acc``."""
-    if gains and all(_still(g, cfg.min_effect_acc) for g in gains.values()):
+    if gains and all((g is not None and g.inside(cfg.min_effect_acc)) for g in gains.values()):
         return not_acting(verdict, f"none of {', '.join(gains)} moves held-out accuracy from "
                                    f"step 0 by more than {cfg.min_effect_acc:g} (CIs inside "
                                    "the margin)")
