@@ -550,9 +550,13 @@ def ratio_bound(ratios: Any, *, at_most: float | None = None,
     r = _values("ratios", ratios)
     if np.any(r <= 0):
         raise ValueError(f"ratios: expected positive ratios, got {r.min()}")
+    return _ratio_verdict(_estimate(np.log(r), None, 1.0, exact=False), at_most, at_least)
+
+
+def _ratio_verdict(est: _Estimate, at_most: float | None, at_least: float | None) -> Verdict:
+    """:func:`ratio_bound`'s rule on an estimate of the mean log ratio."""
     bound = _finite("at_most" if at_most is not None else "at_least",
                     at_most if at_most is not None else at_least, positive=True)
-    est = _estimate(np.log(r), None, 1.0, exact=False)
     lo, hi = est.ci()
     eff = math.exp(est.effect)
     ci = (math.exp(lo), math.exp(hi)) if math.isfinite(lo) else (math.nan, math.nan)
@@ -883,10 +887,12 @@ def ratio_bound_from_metrics(metrics: Sequence[Mapping[str, Any]], prefix: str, 
                    int(m[f"{prefix}_pairs"]))
     if not math.isfinite(sd) or n < 2:
         return ratio_bound([math.exp(mean)], at_most=at_most, at_least=at_least)
-    # rebuild n log-ratios with exactly this mean and sd: the t interval depends on no more
-    z = np.linspace(-1.0, 1.0, n)
-    z = (z - z.mean()) / z.std(ddof=1) if n > 1 else z
-    return ratio_bound(np.exp(mean + sd * z), at_most=at_most, at_least=at_least)
+    if (at_most is None) == (at_least is None):
+        raise ValueError("ratio_bound: give exactly one of at_most, at_least")
+    # the t interval needs only the pairs' mean, sd and count
+    if sd <= 1e-12 * max(1.0, abs(mean)):
+        sd = 0.0
+    return _ratio_verdict(_Estimate(mean, sd / math.sqrt(n), n - 1, n), at_most, at_least)
 
 
 # ----------------------------------------------------------------------------- per-seed helpers
