@@ -100,6 +100,12 @@ KINDS: dict[str, dict[str, Callable[[Any, float], Any]]] = {
     "grad_finite": {"nan": _t_nan, "inf": _t_inf},
     # a mapping of constraint name to budget
     "budgets": {"nan": lambda v, m: {"f": NAN}, "str": lambda v, m: {"f": "1"}},
+    # a probability in (0, 1]
+    "prob": {"nan": lambda v, m: NAN, "zero": lambda v, m: 0.0, "negative": _neg,
+             "above": lambda v, m: 1.0 + m},
+    # a sequence of non-negative weights
+    "object_seq": {"nan": lambda v, m: tuple(NAN for _ in v), "negative": lambda v, m: (-m, *v[1:]),
+                   "length": lambda v, m: (*v, 1.0), "zero": lambda v, m: tuple(0.0 for _ in v)},
     # anything: None is not a valid value
     "object": {"none": lambda v, m: None},
 }
@@ -420,9 +426,92 @@ def _breadth_entries():
     ]
 
 
+def _llm_routing_bilevel_entries():
+    """The LLM substrate, the routing evaluator and the bilevel solvers."""
+    from optzoo.bilevel import F2SA, MASOBA, TTSA, Oracle, StocBiO, UniBiO
+    from optzoo.bilevel.problems.quadratic import QuadraticBilevel
+    from optzoo.llm import (
+        Addition,
+        Countdown,
+        Mixture,
+        PretrainConfig,
+        TinyLlama,
+        char_tokenizer,
+        rollout,
+        tiny_llama,
+        token_logprobs,
+    )
+    from optzoo.routing import InstanceSpec, gap, generate_x_like, run_hgs
+
+    tok = char_tokenizer()
+    lm = tiny_llama(len(tok), hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2)
+    done = rollout(lm, tok, ["1+2="], max_new_tokens=3, seed=0)
+    cvrp = generate_x_like(8, seed=0)
+
+    def solver(cls, **fixed):
+        def call(**kw):
+            return cls(Oracle(QuadraticBilevel(dim_x=3, dim_y=4)), **fixed, **kw).x
+
+        return call
+
+    x0 = lambda: torch.zeros(3, dtype=torch.float64)  # noqa: E731
+    return [
+        Entry("llm.Addition", lambda **kw: Addition(**kw).format_reward,
+              lambda: dict(digits=2, operands=2, format_reward=0.1),
+              {"digits": "posint", "operands": "posint", "format_reward": "level"}),
+        Entry("llm.Countdown", lambda **kw: Countdown(**kw).max_number,
+              lambda: dict(count=3, max_number=10, max_target=99),
+              {"count": "posint", "max_number": "posint", "max_target": "posint"}),
+        Entry("llm.Mixture", lambda **kw: Mixture((Addition(), Countdown()), **kw).weights,
+              lambda: dict(weights=(1.0, 2.0)), {"weights": "object_seq"}),
+        Entry("llm.TinyLlama", lambda **kw: TinyLlama(**kw).hidden_size,
+              lambda: dict(hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2),
+              {"hidden_size": "posint", "intermediate_size": "posint", "num_layers": "posint",
+               "num_heads": "posint"}),
+        Entry("llm.tiny_llama", lambda **kw: tiny_llama(**kw).config.vocab_size,
+              lambda: dict(vocab_size=24, hidden_size=16, intermediate_size=32, num_layers=1,
+                           num_heads=2), {"vocab_size": "posint"}),
+        Entry("llm.PretrainConfig", lambda **kw: PretrainConfig(**kw).lr,
+              lambda: dict(max_steps=10, batch_size=4, lr=1e-3, eval_every=5, eval_size=8),
+              {"max_steps": "posint", "batch_size": "posint", "lr": "pos",
+               "eval_every": "posint", "eval_size": "posint"}),
+        Entry("llm.rollout", lambda **kw: rollout(lm, tok, ["1+2="], seed=0, **kw).logprobs,
+              lambda: dict(num_samples=2, max_new_tokens=3, temperature=1.0, top_p=0.9),
+              {"num_samples": "posint", "max_new_tokens": "posint", "temperature": "pos",
+               "top_p": "prob"}),
+        Entry("llm.token_logprobs",
+              lambda **kw: token_logprobs(lm, done.prompt_ids, done.prompt_mask,
+                                          done.completion_ids, done.completion_mask, **kw),
+              lambda: dict(temperature=1.0, batch_size=1),
+              {"temperature": "pos", "batch_size": "posint"}),
+        Entry("routing.gap", gap, lambda: dict(cost=110.0, bks=100.0),
+              {"cost": "real", "bks": "pos"}),
+        Entry("routing.generate_x_like", lambda **kw: generate_x_like(**kw).num_clients,
+              lambda: dict(n=8, route_size=3.0, seed=0), {"n": "posint", "route_size": "pos"}),
+        Entry("routing.InstanceSpec", lambda **kw: InstanceSpec(**kw).n,
+              lambda: dict(n=8, reference_iterations=10),
+              {"n": "posint", "reference_iterations": "posint"}),
+        Entry("routing.run_hgs", lambda **kw: run_hgs(cvrp, seed=0, **kw).cost(),
+              lambda: dict(iterations=3), {"iterations": "posint"},
+              skip=(("iterations", "zero"),)),  # zero iterations: the best initial solution
+        Entry("bilevel.Oracle", lambda **kw: Oracle(QuadraticBilevel(3, 4), **kw).noise,
+              lambda: dict(noise=0.1, batch_size=2), {"noise": "nonneg", "batch_size": "posint"}),
+        Entry("bilevel.F2SA", solver(F2SA), lambda: dict(lr=0.01, nu=0.1, inner_lr=0.1, x0=x0()),
+              {"lr": "pos", "nu": "pos", "inner_lr": "pos", "x0": "tensor"}),
+        Entry("bilevel.MASOBA", solver(MASOBA), lambda: dict(lr=0.01, z_lr=0.01, beta=0.9),
+              {"lr": "pos", "z_lr": "pos", "beta": "level"}),
+        Entry("bilevel.TTSA", solver(TTSA), lambda: dict(lr=0.01, terms=3, neumann_eta=0.01),
+              {"lr": "pos", "terms": "posint", "neumann_eta": "pos"}),
+        Entry("bilevel.StocBiO", solver(StocBiO), lambda: dict(lr=0.1, terms=3, x0=x0()),
+              {"lr": "pos", "terms": "posint", "x0": "tensor"}),
+        Entry("bilevel.UniBiO", solver(UniBiO), lambda: dict(lr=0.05, beta=0.9, radius=1.0),
+              {"lr": "pos", "beta": "level", "radius": "pos"}),
+    ]
+
+
 ENTRIES: list[Entry] = [*_optimizer_entries(), *_policy_entries(), *_rl_entries(),
                         *_transport_entries(), *_mcts_entries(), *_imaging_entries(),
-                        *_breadth_entries()]
+                        *_breadth_entries(), *_llm_routing_bilevel_entries()]
 CASES = [(e, arg, c) for e in ENTRIES for arg, kind in e.args.items() for c in KINDS[kind]
          if (arg, c) not in e.skip]
 
@@ -460,7 +549,9 @@ def test_bad_input_is_a_clear_error(entry, arg, corruption, magnitude):
 
 def test_table_covers_every_kind_and_area():
     areas = {e.name.split(".")[0] for e in ENTRIES}
-    assert {"optim", "policy", "rl", "transport", "mcts", "imaging"} <= areas
+    assert {"optim", "policy", "rl", "transport", "mcts", "imaging", "llm", "routing",
+            "bilevel", "bo", "graphs", "kan", "landscape", "metanet", "nas", "predictions",
+            "recsys", "scheduling", "unlearning"} <= areas
     assert len(CASES) >= 100
 
 

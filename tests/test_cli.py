@@ -185,3 +185,122 @@ def test_list_shows_method_and_module_columns(capsys):
             assert module == "-"
     assert method_module(registry.get("les")) == "optzoo.bo.les"
     assert method_module(registry.get("f2sa-p")) == "optzoo.bilevel.f2sa"
+
+
+def _deny_writes_under(root, monkeypatch, code: int) -> None:
+    """Make every write-open and folder creation under ``root`` fail with ``code``, as a
+    read-only mount (EROFS) or a folder the user may not write (EACCES) would -- also for root,
+    whom file modes do not stop."""
+    import builtins
+    import errno
+    import os
+    from pathlib import Path
+
+    root = Path(root).resolve()
+    real_os_open, real_open, real_mkdir = os.open, builtins.open, os.mkdir
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+    def under(path) -> bool:
+        try:
+            return Path(os.fsdecode(path)).resolve().is_relative_to(root)
+        except (TypeError, ValueError):
+            return False
+
+    def deny(path):
+        raise OSError(code, os.strerror(code), os.fsdecode(path))
+
+    def os_open(path, flags, *a, **kw):
+        if flags & writing and under(path):
+            deny(path)
+        return real_os_open(path, flags, *a, **kw)
+
+    def open_(file, mode="r", *a, **kw):
+        if isinstance(file, (str, bytes, os.PathLike)) and set(mode) & set("wax+") \
+                and under(file):
+            deny(file)
+        return real_open(file, mode, *a, **kw)
+
+    def mkdir(path, *a, **kw):
+        if under(path):
+            deny(path)
+        return real_mkdir(path, *a, **kw)
+
+    assert code in (errno.EROFS, errno.EACCES)
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(os, "mkdir", mkdir)
+
+
+@pytest.mark.parametrize("code", ["EROFS", "EACCES"])
+def test_unwritable_out_is_one_line_exit_1_and_keeps_finished_trials(code, tmp_path, capsys,
+                                                                      monkeypatch):
+    import errno
+
+    out = tmp_path / "runs"
+    assert main(["reproduce", "_selftest", "--preset", "smoke", "--out", str(out), "--quiet",
+                 "--jobs", "1"]) == 0
+    stores = sorted(out.rglob("trials.jsonl"))
+    assert stores
+    before = {p: p.read_bytes() for p in stores}
+    capsys.readouterr()
+    _deny_writes_under(out, monkeypatch, getattr(errno, code))
+    # more seeds: new trials to write into a folder that now refuses every write
+    rc = main(["reproduce", "_selftest", "--preset", "smoke", "--seeds", "6", "--out", str(out),
+               "--quiet", "--jobs", "1"])
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert rc == 1, err
+    assert "Traceback" not in err
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1 and lines[0].startswith("optzoo: error:"), err
+    assert str(out) in lines[0] and os_strerror(code) in lines[0], lines[0]
+    assert {p: p.read_bytes() for p in stores} == before  # nothing finished was lost
+
+
+def os_strerror(name: str) -> str:
+    import errno
+    import os
+
+    return os.strerror(getattr(errno, name))
+
+
+def test_out_folder_the_user_may_not_write(tmp_path):
+    """The real thing, where file modes bind: a folder without write permission, written by a
+    forked process of an ordinary user (uid 65534 when the test runs as root, whom modes do not
+    stop; the test's own user otherwise).  The fork has every module it needs imported already,
+    so a checkout in a private folder does not matter."""
+    import os
+    import stat
+
+    import optzoo.experiment.runner  # noqa: F401  (imported before the fork drops privileges)
+    import optzoo.report.render  # noqa: F401
+
+    registry.get("_selftest").load()
+    out = tmp_path / "locked"
+    out.mkdir()
+    out.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH
+              | stat.S_IXOTH)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: become the ordinary user, run the command, report its stderr
+        code = 99
+        try:
+            os.close(read)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            sys.stderr = os.fdopen(write, "w")  # pytest's capture has replaced the old one
+            code = main(["reproduce", "_selftest", "--preset", "smoke", "--out",
+                         str(out / "runs"), "--quiet", "--jobs", "1"])
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        err = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1, err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Permission denied" in err and str(out / "runs") in err, err

@@ -194,3 +194,16 @@ def test_route_objects_and_client_lists_give_the_same_solution(small):
     sol = run_hgs(small, iterations=10, seed=0, collect_stats=False).best
     lists = [r.visits() for r in sol.routes()]
     assert Solution(small, lists) == Solution(small, [Route(small, v, 0) for v in lists])
+
+
+def test_crossover_of_the_wrong_arity_is_refused_before_the_search():
+    from optzoo.routing import generate_x_like, python_srex, run_hgs
+
+    data = generate_x_like(8, seed=0)
+    for bad in (lambda parents: parents, lambda a, b, c, d, e: a):
+        with pytest.raises(TypeError, match=r"crossover_op: expected a callable taking "
+                                            r"\(parents, data, cost_evaluator, rng\)"):
+            run_hgs(data, crossover_op=bad, iterations=3)
+    # the four-argument forms (a Python function, *args, a compiled PyVRP operator) still run
+    assert run_hgs(data, crossover_op=python_srex, iterations=3).is_feasible()
+    assert run_hgs(data, crossover_op=lambda *a: python_srex(*a), iterations=3).is_feasible()

@@ -25,6 +25,23 @@ def check_positive(name: str, value, *, integer: bool = False, allow_zero: bool 
     raise ValueError(f"{name}: expected a finite {kind} {bound}, got {value!r}")
 
 
+def _start(name: str, given, default: torch.Tensor) -> torch.Tensor:
+    """The starting iterate: ``default`` when ``given`` is None, else ``given`` checked against
+    the problem's shape (a wrong shape would broadcast silently in the first step)."""
+    if given is None:
+        return default.detach().clone()
+    if not isinstance(given, torch.Tensor) or not given.is_floating_point():
+        raise TypeError(f"{name}: expected a floating-point tensor of shape "
+                        f"{tuple(default.shape)}, got {type(given).__name__}"
+                        + (f" of dtype {given.dtype}" if isinstance(given, torch.Tensor) else ""))
+    if given.shape != default.shape:
+        raise ValueError(f"{name}: expected shape {tuple(default.shape)} (the problem's), got "
+                         f"{tuple(given.shape)}")
+    if not bool(torch.isfinite(given).all()):
+        raise ValueError(f"{name}: expected finite values, got NaN or inf")
+    return given.detach().clone().to(default.dtype)
+
+
 class BilevelSolver(abc.ABC):
     """An iterative bilevel method holding the upper iterate ``x`` and lower iterate(s) ``y``.
 
@@ -39,8 +56,8 @@ class BilevelSolver(abc.ABC):
                              f"{type(oracle).__name__}")
         self.oracle = oracle
         problem = oracle.problem
-        self.x = (problem.x0() if x0 is None else x0).detach().clone()
-        self.y = (problem.y0() if y0 is None else y0).detach().clone()
+        self.x = _start("x0", x0, problem.x0())
+        self.y = _start("y0", y0, problem.y0())
         self.steps = 0
 
     @abc.abstractmethod

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from optzoo.cache import cache_dir
+from optzoo.checks import check_real
 from optzoo.llm.arithmetic import Addition
 from optzoo.llm.models import TinyLlama, count_parameters, load_causal_lm, save_causal_lm
 from optzoo.llm.sampling import greedy_accuracy
@@ -101,9 +102,9 @@ class PretrainConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name}: expected an integer >= 0, got {v!r}")
-        if not self.lr > 0 or not self.grad_clip > 0 or not self.weight_decay >= 0:
-            raise ValueError(f"lr, grad_clip: expected > 0 and weight_decay >= 0, got "
-                             f"{self.lr!r}, {self.grad_clip!r}, {self.weight_decay!r}")
+        check_real("lr", self.lr, low=0, low_open=True)
+        check_real("grad_clip", self.grad_clip, low=0, low_open=True)
+        check_real("weight_decay", self.weight_decay, low=0)
         if self.target_accuracy is not None and not 0 < self.target_accuracy <= 1:
             raise ValueError(f"target_accuracy: expected a number in (0, 1] or None, got "
                              f"{self.target_accuracy!r}")

@@ -32,6 +32,8 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from optzoo.checks import check_int, check_real
+
 
 @dataclass
 class Rollout:
@@ -113,8 +115,7 @@ def _check_sampling(num_samples, max_new_tokens, temperature, top_k, top_p):
     for name, v in (("num_samples", num_samples), ("max_new_tokens", max_new_tokens)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: expected an integer >= 1, got {v!r}")
-    if not isinstance(temperature, int | float) or not temperature > 0:
-        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
+    check_real("temperature", temperature, low=0, low_open=True)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
         raise ValueError(f"top_k: expected an integer >= 0 (0 = off), got {top_k!r}")
     if not isinstance(top_p, int | float) or not 0 < top_p <= 1:
@@ -251,13 +252,12 @@ def token_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
     if completion_mask.shape != completion_ids.shape:
         raise ValueError(f"completion_mask: expected shape {tuple(completion_ids.shape)}, got "
                          f"{tuple(completion_mask.shape)}")
-    if not temperature > 0:
-        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
+    check_real("temperature", temperature, low=0, low_open=True)
+    if batch_size is not None:
+        check_int("batch_size", batch_size, low=1)
     device = _device_of(model)
     n, c = completion_ids.shape
     step = n if batch_size is None else int(batch_size)
-    if step < 1:
-        raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
     out = []
     for s in range(0, n, step):
         ids = torch.cat([prompt_ids[s:s + step], completion_ids[s:s + step]], 1).to(device)

@@ -67,7 +67,12 @@ def completion_text(completion, index: int = 0, name: str = "completions") -> st
 
 def check_range(name: str, value, lo: int, hi: int) -> tuple[int, int]:
     """``value`` (an int or an inclusive (min, max) pair) as a validated pair in [lo, hi]."""
-    pair = (value, value) if isinstance(value, int | np.integer) else tuple(value)
+    if isinstance(value, int | np.integer):
+        pair = (value, value)
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        pair = tuple(value)
+    else:
+        pair = ()  # rejected below with the expected form
     if (len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, int | np.integer)
                               for v in pair) or not lo <= pair[0] <= pair[1] <= hi):
         raise ValueError(f"{name}: expected an integer or an (min, max) pair with "

@@ -20,6 +20,7 @@ HGS run per instance at a fixed iteration budget, and its gap to the instance's 
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -66,6 +67,20 @@ def _supports(op, data: ProblemData) -> bool:
     return True if supports is None else bool(supports(data))
 
 
+def _check_arity(op) -> None:
+    """A crossover PyVRP calls with four positional arguments; a wrong arity would otherwise
+    surface as a TypeError from deep inside the genetic algorithm's first offspring."""
+    try:
+        sig = inspect.signature(op)
+    except (TypeError, ValueError):  # a compiled callable without a signature: trust it
+        return
+    try:
+        sig.bind(None, None, None, None)
+    except TypeError:
+        raise TypeError(f"crossover_op: expected a callable taking (parents, data, "
+                        f"cost_evaluator, rng), got one with signature {sig}") from None
+
+
 def run_hgs(data: ProblemData, crossover_op: CrossoverOp | None = None, iterations: int = 800,
             seed: int = 0, params: SolveParams | None = None,
             initial_solutions: Collection[Solution] | None = None, display: bool = False,
@@ -96,6 +111,8 @@ def run_hgs(data: ProblemData, crossover_op: CrossoverOp | None = None, iteratio
     if crossover_op is not None and not callable(crossover_op):
         raise TypeError(f"crossover_op: expected a callable (parents, data, cost_evaluator, "
                         f"rng) -> Solution, got {type(crossover_op).__name__}")
+    if crossover_op is not None:
+        _check_arity(crossover_op)
     iterations = _check_int(iterations, "iterations", 0)
     seed = _check_int(seed, "seed", 0)
     if params is None:

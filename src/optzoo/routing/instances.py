@@ -58,6 +58,7 @@ import numpy as np
 import pyvrp
 
 from optzoo.cache import cache_dir
+from optzoo.checks import check_real
 
 GRID = 1000
 DECAY = 40.0
@@ -173,10 +174,8 @@ def best_known_cost(name: str, root: str | os.PathLike | None = None) -> int:
 
 def gap(cost: float, bks: float) -> float:
     """Optimality gap in percent, ``100 (cost - bks) / bks`` (the paper's per-instance g)."""
-    if cost is None or not math.isfinite(cost):
-        raise ValueError(f"cost: expected a finite cost, got {cost!r}")
-    if bks is None or not math.isfinite(bks) or bks <= 0:
-        raise ValueError(f"bks: expected a finite reference cost > 0, got {bks!r}")
+    check_real("cost", cost)
+    check_real("bks", bks, low=0, low_open=True)
     return 100.0 * (cost - bks) / bks
 
 
