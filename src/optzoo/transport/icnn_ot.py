@@ -31,9 +31,12 @@ import time
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from optzoo.transport.hj_optimal_transport import _as_points
+from optzoo.checks import check_real
+from optzoo.transport.hj_optimal_transport import _as_points, _as_weights
 
 
 class ICNN(nn.Module):
@@ -84,8 +87,32 @@ def _grad(f: nn.Module, x: torch.Tensor, create_graph: bool) -> torch.Tensor:
     return g
 
 
-class ICNNOptimalTransport:
-    """MM-v1 (Makkuva et al. 2020) min–max ICNN OT for the quadratic cost, scikit-learn style.
+class ICNNOptimalTransport(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """MM-v1 (Makkuva et al. 2020) min–max ICNN OT for the quadratic cost.
+
+    A scikit-learn estimator with the conventions of :class:`~optzoo.transport.
+    HJOptimalTransport` (and POT's ``ot.da`` keyword names): ``get_params`` / ``set_params``,
+    :func:`sklearn.base.clone`, ``NotFittedError`` before ``fit``; ``fit(Xs=..., Xt=...)``, then
+    ``transform(Xs=...)`` (∇f: source → target) and ``inverse_transform(Xt=...)`` (∇g: target →
+    source); ``fit_transform(Xs, Xt)`` maps the training source points.  Sample weights ``a``
+    (source) and ``b`` (target) make μ̂ = Σ a_i δ_{x_i} and ν̂ = Σ b_j δ_{y_j}: every minibatch
+    is drawn with these probabilities, an unbiased estimate of V(f, g) under the weighted
+    measures.  Class labels (POT's ``ys``, ``yt``) are not part of MM-v1 and are refused.
+
+    Example:
+        >>> import numpy as np
+        >>> from sklearn.base import clone
+        >>> rng = np.random.default_rng(0)
+        >>> Xs = rng.standard_normal((64, 2))
+        >>> Xt = 2.0 * rng.standard_normal((64, 2)) + 3.0
+        >>> icnn = ICNNOptimalTransport(hidden=8, layers=2, steps=5, inner_steps=2,
+        ...                             batch_size=16)
+        >>> icnn.fit(Xs=Xs, Xt=Xt).transform(Xs=Xs).shape
+        (64, 2)
+        >>> icnn.inverse_transform(Xt=Xt).shape
+        (64, 2)
+        >>> clone(icnn).set_params(steps=3).get_params()["steps"]
+        3
 
     Args:
         hidden: width of both ICNNs.
@@ -109,15 +136,20 @@ class ICNNOptimalTransport:
                  lr_final: float = 0.1, standardize: bool = True,
                  device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32,
                  seed: int = 0) -> None:
-        for name, v in (("hidden", hidden), ("layers", layers), ("steps", steps),
-                        ("inner_steps", inner_steps), ("batch_size", batch_size)):
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {v!r}")
-        if not lr > 0 or not lr_final > 0:
-            raise ValueError(f"lr, lr_final: expected > 0, got {lr}, {lr_final}")
         self.hidden, self.layers, self.steps, self.inner_steps = hidden, layers, steps, inner_steps
         self.batch_size, self.lr, self.lr_final = batch_size, lr, lr_final
         self.standardize, self.device, self.dtype, self.seed = standardize, device, dtype, seed
+        self._check_params()
+
+    def _check_params(self) -> None:
+        # checked at construction (a clear error where the user typed it) and again in fit,
+        # because set_params bypasses __init__
+        for name in ("hidden", "layers", "steps", "inner_steps", "batch_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {v!r}")
+        check_real("lr", self.lr, low=0, low_open=True)
+        check_real("lr_final", self.lr_final, low=0, low_open=True)
 
     def _to_z(self, X: np.ndarray) -> torch.Tensor:
         return torch.as_tensor((X - self.center_) / self.scale_, dtype=self.dtype,
@@ -126,10 +158,25 @@ class ICNNOptimalTransport:
     def _from_z(self, Z: torch.Tensor) -> np.ndarray:
         return Z.detach().to("cpu", torch.float64).numpy() * self.scale_ + self.center_
 
-    def fit(self, X_source, X_target) -> ICNNOptimalTransport:
-        """Train f, g on samples of μ (``X_source`` (n, d)) and ν (``X_target`` (m, d))."""
-        xs = _as_points("X_source", X_source)
-        xt = _as_points("X_target", X_target, dim=xs.shape[1])
+    def fit(self, Xs=None, Xt=None, ys=None, yt=None, *, a=None, b=None
+            ) -> ICNNOptimalTransport:
+        """Train f, g on samples of μ (``Xs``, shape (n, d)) and ν (``Xt``, (m, d)), with
+        optional non-negative sample weights ``a`` (n,) and ``b`` (m,).
+
+        Raises:
+            ValueError: missing or badly shaped inputs, non-finite values, bad weights, or
+                labels (``ys``/``yt``: MM-v1 has no class-conditional form).
+            FloatingPointError: the objective became non-finite during training.
+        """
+        self._check_params()
+        if Xs is None or Xt is None:
+            raise ValueError("Xs, Xt: both the source and the target samples are required")
+        if ys is not None or yt is not None:
+            raise ValueError("ys, yt: ICNNOptimalTransport (MM-v1) has no class-conditional "
+                             "form; use HJOptimalTransport for labelled OT")
+        xs = _as_points("Xs", Xs)
+        xt = _as_points("Xt", Xt, dim=xs.shape[1])
+        wa, wb = _as_weights("a", a, xs.shape[0]), _as_weights("b", b, xt.shape[0])
         t0 = time.perf_counter()
         self.dim_ = xs.shape[1]
         pooled = np.concatenate([xs, xt])
@@ -151,13 +198,19 @@ class ICNNOptimalTransport:
         sched_g = torch.optim.lr_scheduler.ExponentialLR(opt_g, gamma_g)
         self.history_ = {"objective": []}
 
-        def batch(z: torch.Tensor) -> torch.Tensor:
-            return z[torch.randint(0, z.shape[0], (self.batch_size,), generator=gen).to(
-                self.device)]
+        pa = None if wa is None else torch.as_tensor(wa)
+        pb = None if wb is None else torch.as_tensor(wb)
+
+        def batch(z: torch.Tensor, p: torch.Tensor | None) -> torch.Tensor:
+            if p is None:  # uniform: the unweighted draw (kept so unweighted fits reproduce)
+                idx = torch.randint(0, z.shape[0], (self.batch_size,), generator=gen)
+            else:
+                idx = torch.multinomial(p, self.batch_size, replacement=True, generator=gen)
+            return z[idx.to(self.device)]
 
         for step in range(self.steps):
             for _ in range(self.inner_steps):
-                y = batch(zt)
+                y = batch(zt, pb)
                 gy = _grad(self.g_, y, create_graph=True)
                 # g maximises E[<∇g(Y), Y> − f(∇g(Y))]
                 loss_g = -((gy * y).sum(-1) - self.f_(gy)).mean()
@@ -166,7 +219,7 @@ class ICNNOptimalTransport:
                 opt_g.step()
                 sched_g.step()
                 self.g_.clamp_()
-            x, y = batch(zs), batch(zt)
+            x, y = batch(zs, pa), batch(zt, pb)
             gy = _grad(self.g_, y, create_graph=False).detach()
             obj = self.f_(x).mean() + ((gy * y).sum(-1) - self.f_(gy)).mean()
             if not torch.isfinite(obj):
@@ -181,9 +234,11 @@ class ICNNOptimalTransport:
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def _apply(self, name: str, net: nn.Module, X, batch: int) -> np.ndarray:
-        if not hasattr(self, "f_"):
-            raise RuntimeError("ICNNOptimalTransport: call fit before transform")
+    def _apply(self, name: str, net_name: str, X, batch: int) -> np.ndarray:
+        check_is_fitted(self, "f_")  # sklearn's NotFittedError
+        if X is None:
+            raise ValueError(f"{name}: expected the points to map, got None")
+        net = getattr(self, net_name)
         arr = np.asarray(X, dtype=np.float64)
         if arr.ndim != 2 or arr.shape[1] != self.dim_ or not np.isfinite(arr).all():
             raise ValueError(f"{name}: expected a finite array of shape (n, {self.dim_}), "
@@ -192,10 +247,10 @@ class ICNNOptimalTransport:
                for i in range(0, arr.shape[0], batch)]
         return np.concatenate(out) if out else arr.copy()
 
-    def transform(self, X, batch_size: int = 65536) -> np.ndarray:
-        """∇f(x): source → target, (n, d) → (n, d)."""
-        return self._apply("X", self.f_, X, batch_size)
+    def transform(self, Xs=None, batch_size: int = 65536) -> np.ndarray:
+        """∇f(x) for source points ``Xs``: source → target, (n, d) → (n, d)."""
+        return self._apply("Xs", "f_", Xs, batch_size)
 
-    def inverse_transform(self, Y, batch_size: int = 65536) -> np.ndarray:
-        """∇g(y): target → source, (m, d) → (m, d)."""
-        return self._apply("Y", self.g_, Y, batch_size)
+    def inverse_transform(self, Xt=None, batch_size: int = 65536) -> np.ndarray:
+        """∇g(y) for target points ``Xt``: target → source, (m, d) → (m, d)."""
+        return self._apply("Xt", "g_", Xt, batch_size)
