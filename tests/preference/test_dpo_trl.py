@@ -97,3 +97,40 @@ def test_dpo_loss_and_gradient_equal_trl(trainer):
     assert float(metrics["rewards/accuracies"]) == pytest.approx(logged["rewards/accuracies"][-1])
     assert float(metrics["rewards/margins"]) == pytest.approx(logged["rewards/margins"][-1],
                                                               rel=1e-5, abs=1e-7)
+
+
+def test_ipo_loss_equals_trl(trainer):
+    """The same trainer with ``loss_types = ["ipo"]`` (TRL reads the attribute per call)."""
+    from optzoo.preference import ipo_loss
+
+    batch = next(iter(trainer.get_train_dataloader()))
+    model = trainer.model
+    saved = trainer.loss_types, trainer.loss_weights
+    trainer.loss_types, trainer.loss_weights = ["ipo"], [1.0]
+    try:
+        with torch.no_grad():
+            theirs = trainer._compute_loss(model, batch, return_outputs=False)
+            chosen, rejected = _our_logps(model, batch)
+            ref_chosen, ref_rejected = _our_logps(trainer.ref_model, batch)
+    finally:
+        trainer.loss_types, trainer.loss_weights = saved
+    lengths = batch["completion_mask"].sum(1).chunk(2)
+    ours, _ = ipo_loss(chosen, rejected, ref_chosen, ref_rejected, *lengths, beta=0.3)
+    assert torch.allclose(ours, theirs, atol=1e-6, rtol=1e-5), (ours, theirs)
+
+
+def test_unit_weight_wdpo_and_zero_delta_auxdpo_are_trls_dpo(trainer):
+    from optzoo.preference import auxdpo_loss, wdpo_loss
+
+    batch = next(iter(trainer.get_train_dataloader()))
+    with torch.no_grad():
+        theirs = trainer._compute_loss(trainer.model, batch, return_outputs=False)
+        chosen, rejected = _our_logps(trainer.model, batch)
+        ref_chosen, ref_rejected = _our_logps(trainer.ref_model, batch)
+    ones = torch.ones_like(chosen)
+    w, _ = wdpo_loss(chosen, rejected, ones, ref_chosen, ref_rejected, beta=0.3)
+    zero = torch.zeros_like(chosen)
+    aux, _ = auxdpo_loss(chosen - ref_chosen, rejected - ref_rejected, zero, zero, beta=0.3,
+                         lambda_null=0.0, lambda_amp=0.0)
+    assert torch.allclose(w, theirs, atol=1e-6, rtol=1e-5)
+    assert torch.allclose(aux, theirs, atol=1e-6, rtol=1e-5)

@@ -31,7 +31,7 @@ from torch import Tensor
 
 from optzoo.checks import check_real
 
-__all__ = ["dpo_loss", "pair_metrics", "sequence_logps", "simpo_loss"]
+__all__ = ["dpo_loss", "dpop_loss", "ipo_loss", "pair_metrics", "sequence_logps", "simpo_loss"]
 
 
 def _check_pairs(**tensors: Tensor) -> int:
@@ -131,3 +131,49 @@ def simpo_loss(chosen_logps: Tensor, rejected_logps: Tensor, chosen_lengths: Ten
     rejected = beta * rejected_logps / rejected_lengths.to(rejected_logps.dtype)
     losses = -F.logsigmoid(chosen - rejected - gamma)
     return losses.mean(), pair_metrics(chosen, rejected)
+
+
+def ipo_loss(chosen_logps: Tensor, rejected_logps: Tensor, ref_chosen_logps: Tensor,
+             ref_rejected_logps: Tensor, chosen_lengths: Tensor, rejected_lengths: Tensor, *,
+             beta: float = 0.1) -> tuple[Tensor, dict[str, Tensor]]:
+    """IPO (Azar et al. 2024, Eq. 17) as TRL 1.16's ``loss_type="ipo"``: the log-ratios are
+    averaged per completion token, ``ℓ = (h̄ − 1/(2β))²`` with
+    ``h̄ = (log π − log π_ref)(y_w)/|y_w| − (log π − log π_ref)(y_l)/|y_l|`` (β is IPO's τ)."""
+    _check_pairs(chosen_logps=chosen_logps, rejected_logps=rejected_logps,
+                 ref_chosen_logps=ref_chosen_logps, ref_rejected_logps=ref_rejected_logps)
+    check_real("beta", beta, low=0, low_open=True)
+    chosen = (chosen_logps - ref_chosen_logps.detach()) / _lengths("chosen_lengths",
+                                                                   chosen_lengths, chosen_logps)
+    rejected = (rejected_logps - ref_rejected_logps.detach()) / _lengths(
+        "rejected_lengths", rejected_lengths, rejected_logps)
+    losses = (chosen - rejected - 1 / (2 * beta)) ** 2
+    return losses.mean(), pair_metrics(beta * (chosen_logps - ref_chosen_logps),
+                                       beta * (rejected_logps - ref_rejected_logps))
+
+
+def dpop_loss(chosen_logps: Tensor, rejected_logps: Tensor, ref_chosen_logps: Tensor,
+              ref_rejected_logps: Tensor, *, beta: float = 0.1,
+              lam: float = 50.0) -> tuple[Tensor, dict[str, Tensor]]:
+    """DPO-Positive (Pal et al. 2024, Eq. 3): DPO whose margin is lowered by
+    ``λ·max(0, log π_ref(y_w) − log π_θ(y_w))`` — a penalty when the chosen response's
+    likelihood falls below the reference's.  λ = 50 is the paper's setting."""
+    _check_pairs(chosen_logps=chosen_logps, rejected_logps=rejected_logps,
+                 ref_chosen_logps=ref_chosen_logps, ref_rejected_logps=ref_rejected_logps)
+    check_real("beta", beta, low=0, low_open=True)
+    check_real("lam", lam, low=0)
+    chosen = chosen_logps - ref_chosen_logps.detach()
+    rejected = rejected_logps - ref_rejected_logps.detach()
+    penalty = torch.relu(-chosen)
+    losses = -F.logsigmoid(beta * (chosen - rejected - lam * penalty))
+    metrics = pair_metrics(beta * chosen, beta * rejected)
+    metrics["dpop/penalty"] = penalty.detach().mean()
+    return losses.mean(), metrics
+
+
+def _lengths(name: str, n, like: Tensor) -> Tensor:
+    if not isinstance(n, Tensor) or n.shape != like.shape:
+        raise ValueError(f"{name}: expected a tensor of shape {tuple(like.shape)} (token counts), "
+                         f"got {getattr(n, 'shape', type(n).__name__)}")
+    if not bool((n >= 1).all()):
+        raise ValueError(f"{name}: expected every completion to have >= 1 token")
+    return n.to(like.dtype)

@@ -26,6 +26,13 @@ from torch import Tensor
 from optzoo.checks import check_real
 from optzoo.preference.dpo import _check_pairs, pair_metrics
 
+
+def _wide(x: Tensor) -> Tensor:
+    """At least float32 for the softmax (half-precision logits lose the small log-probs), and
+    float64 stays float64."""
+    return x.to(torch.promote_types(x.dtype, torch.float32))
+
+
 __all__ = ["TDPO_VARIANTS", "per_token_logratios", "sequential_kl", "tdpo_loss"]
 
 TDPO_VARIANTS = ("tdpo1", "tdpo2")
@@ -51,8 +58,8 @@ def sequential_kl(logits: Tensor, ref_logits: Tensor, mask: Tensor) -> Tensor:
     Gradients flow into ``logits`` only.
     """
     _check_logits(logits, ref_logits, mask)
-    logp = F.log_softmax(logits.float(), dim=-1)
-    ref_logp = F.log_softmax(ref_logits.detach().float(), dim=-1)
+    logp = F.log_softmax(_wide(logits), dim=-1)
+    ref_logp = F.log_softmax(_wide(ref_logits.detach()), dim=-1)
     kl = (ref_logp.exp() * (ref_logp - logp)).sum(-1)
     return torch.where(mask.bool(), kl, torch.zeros_like(kl)).sum(1).to(logits.dtype)
 
@@ -66,8 +73,8 @@ def per_token_logratios(logits: Tensor, ref_logits: Tensor, tokens: Tensor,
         raise ValueError(f"tokens: expected shape {tuple(mask.shape)}, got "
                          f"{getattr(tokens, 'shape', type(tokens).__name__)}")
     idx = tokens.long().clamp(0, logits.shape[-1] - 1).unsqueeze(-1)
-    logp = F.log_softmax(logits.float(), -1).gather(-1, idx).squeeze(-1)
-    ref = F.log_softmax(ref_logits.detach().float(), -1).gather(-1, idx).squeeze(-1)
+    logp = F.log_softmax(_wide(logits), -1).gather(-1, idx).squeeze(-1)
+    ref = F.log_softmax(_wide(ref_logits.detach()), -1).gather(-1, idx).squeeze(-1)
     rho = (logp - ref).to(logits.dtype)
     return torch.where(mask.bool(), rho, torch.zeros_like(rho))
 
