@@ -115,7 +115,7 @@ PAPERS: tuple[Paper, ...] = (
     _P("ti-dpo", "Token-Importance Guided Direct Preference Optimization",
        "TI-DPO", "preference", "cMEnMVvMw9"),
     _P("auxdpo", "Why DPO is a Misspecified Estimator and How to Fix It",
-       "AuxDPO", "preference"),
+       "AuxDPO", "preference", None, "optzoo.preference.reproduce.auxdpo:REPRODUCTION"),
     _P("xtf", "Explainable Token-level Noise Filtering for LLM Fine-tuning Datasets",
        "XTF", "preference"),
     _P("steporlm",

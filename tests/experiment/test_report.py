@@ -40,3 +40,14 @@ def test_markdown_report_states_each_claim_with_evidence(tmp_path):
         assert f"test `{claim['verdict']['test']}`" in md
     assert "| method | estimate | abs_error | n |" in md
     assert data["config"]["samples"] == 200 and data["run"]["backend"] == "local"
+
+
+def test_index_is_written_when_no_paper_made_its_folder(tmp_path):
+    """Every paper of a run may fail before creating anything under --out; the closing index
+    must still be written (it used to fail with 'No such file or directory')."""
+    from optzoo import registry
+    from optzoo.report.render import write_index
+
+    root = tmp_path / "never" / "made"
+    path = write_index(root, registry.PAPERS, "quick")
+    assert path == root / "index.html" and path.read_text().count("<tr") >= len(registry.PAPERS)

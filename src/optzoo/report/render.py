@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from optzoo.experiment.core import Preset, Result, Summary, Table
-from optzoo.experiment.store import atomic_write_text
+from optzoo.experiment.store import StoreError, atomic_write_text
 from optzoo.registry import Paper
 
 
@@ -274,5 +274,10 @@ def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) 
             f"<th>slug</th><th>paper</th><th>area</th><th>status</th>{head}</tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></body></html>\n")
     path = root / "index.html"
+    try:  # every paper may have failed before making its folder: the index still gets written
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise StoreError(f"{root}: cannot create the runs folder ({err.strerror or err})") \
+            from None
     atomic_write_text(path, page)
     return path
