@@ -17,7 +17,9 @@ per-token tensors ``(B, T)`` with their masks for the token-level methods — an
   :func:`reference_score_vectors` — AuxDPO (Gopalan et al., ICLR 2026).
 * :func:`wdpo_loss` — StepORLM's weighted DPO (Zhou et al., ICLR 2026).
 
-The losses need only ``torch``; TRL is the reference of the tests, not a dependency.
+The losses need only ``torch``; TRL is the reference of the tests, not a dependency of the
+losses.  :mod:`optzoo.preference.trainers` (``WDPOTrainer``, ``AuxDPOTrainer``: thin
+``trl.DPOTrainer`` subclasses around these losses) is the path at scale (``optzoo[llm]``).
 """
 
 from optzoo.preference.auxdpo import (
