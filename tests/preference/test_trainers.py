@@ -124,3 +124,34 @@ def test_per_token_logps_keep_the_completion_mask_shifted():
         logp, mask = _per_token_logps(trainer.model, batch)
     assert logp.shape == mask.shape == (8, batch["input_ids"].shape[1] - 1)
     assert torch.equal(mask, batch["completion_mask"][:, 1:])
+
+
+def test_tidpo_trainer_reduces_to_trls_dpo_and_trains_with_anchors():
+    from trl import DPOTrainer
+
+    from optzoo.preference.trainers import TIDPOTrainer
+
+    uniform = _build(TIDPOTrainer, args=_args(), train_dataset=_data(), weighting="uniform",
+                     alpha=0.0, gamma=0.0)
+    plain = _build(DPOTrainer, args=_args(), train_dataset=_data())
+    b1 = next(iter(uniform.get_train_dataloader()))
+    b2 = next(iter(plain.get_train_dataloader()))
+    assert torch.equal(b1["input_ids"], b2["input_ids"])
+    with torch.no_grad():
+        ours = uniform._compute_loss(uniform.model, b1, return_outputs=False)
+        theirs = plain._compute_loss(plain.model, b2, return_outputs=False)
+    assert torch.allclose(ours, theirs, atol=1e-6, rtol=1e-5)
+    # the full method: hybrid weights that differ from 1, the KL term, anchors, two steps
+    full = _build(TIDPOTrainer, args=_args(max_steps=2), train_dataset=_data(),
+                  anchor_max_new_tokens=4)
+    batch = next(iter(full.get_train_dataloader()))
+    rho, mask, _ = full._logratios_and_kl(full.model, batch["input_ids"],
+                                          batch["attention_mask"], batch["completion_mask"])
+    w = full._weights(full.model, batch, mask)
+    assert torch.allclose(w.sum(1), mask.sum(1).float(), atol=1e-5)  # sum_to_T
+    assert float((w[mask.bool()] - 1).abs().max()) > 1e-3  # not uniform
+    start = copy.deepcopy(full.model.state_dict())
+    full.train()
+    assert any(not torch.equal(start[k], v) for k, v in full.model.state_dict().items())
+    logged = [h for h in full.state.log_history if "loss/triplet" in h]
+    assert len(logged) == 2 and all(h["loss/triplet"] >= 0 for h in logged)  # TRL logged it

@@ -15,6 +15,12 @@ and ``_set_signature_columns_if_needed`` are private.
 
 * :class:`WDPOTrainer` — StepORLM's weighted DPO (:func:`~optzoo.preference.wdpo_loss`); the
   dataset has a ``weight`` column.
+* :class:`TIDPOTrainer` — TI-DPO (:func:`~optzoo.preference.ti_dpo_loss`): per batch, the
+  gradient attribution of every response token under the current policy, the Gaussian prior,
+  the hybrid weights, the sequential KL, and an anchor sampled from the policy for each
+  prompt (top-k 50, top-p 0.95, temperature 0.8, ≤ 64 new tokens: the official code's
+  settings) and re-scored with gradients.  ``weighting="uniform"`` is the uniform-weight
+  ablation; with it, ``alpha=0`` and ``gamma=0`` the loss is TRL's sigmoid DPO.
 * :class:`AuxDPOTrainer` — AuxDPO (:func:`~optzoo.preference.auxdpo_loss`) as the official code
   (``Debangshu93/AuxDPO``) trains it: one δ per response of the training set (the pair index
   is collated with the batch), its own parameter group (``aux_lr``, no weight decay), the
@@ -36,10 +42,19 @@ from trl import DPOConfig, DPOTrainer
 from optzoo.checks import check_real
 from optzoo.preference.auxdpo import AuxDelta, auxdpo_loss, reference_score_vectors
 from optzoo.preference.dpo import sequence_logps
-from optzoo.preference.tdpo import _wide
+from optzoo.preference.tdpo import _wide, per_token_logratios, sequential_kl
+from optzoo.preference.ti_dpo import (
+    DISTANCES,
+    WEIGHT_NORMS,
+    align_completions,
+    gaussian_prior,
+    hybrid_weights,
+    ti_dpo_loss,
+    token_importance,
+)
 from optzoo.preference.wdpo import NORMALIZATIONS, wdpo_loss
 
-__all__ = ["AuxDPOTrainer", "WDPOTrainer"]
+__all__ = ["AuxDPOTrainer", "TIDPOTrainer", "WDPOTrainer"]
 
 
 class _WithColumns:
@@ -203,3 +218,119 @@ class AuxDPOTrainer(_PairColumnsDPOTrainer):
         self._log_metrics(metrics)
         return (loss, None) if return_outputs else loss
 
+
+
+class TIDPOTrainer(_PairColumnsDPOTrainer):
+    """TI-DPO on TRL's ``DPOTrainer`` (module docstring; :mod:`optzoo.preference.ti_dpo`).
+
+    Args (beyond ``DPOTrainer``'s; defaults are the paper's Table B12):
+        alpha: TDPO2's KL weight α (0.5).
+        gamma: the triplet weight γ (0.1; 0 drops the anchor sampling).
+        lam: λ of the hybrid weight (0.7).
+        sigma_div: σ = T/``sigma_div`` of the prior (4, the paper's; the code uses 8).
+        weight_norm: ``"sum_to_T"`` (the fork's), ``"sum_to_1"`` or ``"minmax"``.
+        weighting: ``"hybrid"`` or ``"uniform"`` (w ≡ 1, the ablation).
+        triplet_margin: α_trp (0.01, the run script's).
+        distance: the triplet distance (``"logratio_seq_sq"``, the paper's).
+        anchor_max_new_tokens, anchor_top_k, anchor_top_p, anchor_temperature: the anchor
+            sampler (the official code's 64 / 50 / 0.95 / 0.8).
+    """
+
+    def __init__(self, model, ref_model=None, *, alpha: float = 0.5, gamma: float = 0.1,
+                 lam: float = 0.7, sigma_div: float = 4.0, weight_norm: str = "sum_to_T",
+                 weighting: str = "hybrid", triplet_margin: float = 0.01,
+                 distance: str = "logratio_seq_sq", anchor_max_new_tokens: int = 64,
+                 anchor_top_k: int = 50, anchor_top_p: float = 0.95,
+                 anchor_temperature: float = 0.8, **kwargs) -> None:
+        for name, v in (("alpha", alpha), ("gamma", gamma), ("triplet_margin", triplet_margin)):
+            check_real(name, v, low=0)
+        check_real("lam", lam, low=0, high=1)
+        check_real("sigma_div", sigma_div, low=0, low_open=True)
+        if weight_norm not in WEIGHT_NORMS:
+            raise ValueError(f"weight_norm: expected one of {WEIGHT_NORMS}, got {weight_norm!r}")
+        if weighting not in ("hybrid", "uniform"):
+            raise ValueError(f"weighting: expected 'hybrid' or 'uniform', got {weighting!r}")
+        if distance not in DISTANCES:
+            raise ValueError(f"distance: expected one of {DISTANCES}, got {distance!r}")
+        self.alpha, self.gamma, self.lam, self.sigma_div = alpha, gamma, lam, sigma_div
+        self.weight_norm, self.weighting, self.triplet_margin = weight_norm, weighting, \
+            triplet_margin
+        self.distance = distance
+        self.anchor = {"max_new_tokens": int(anchor_max_new_tokens), "top_k": int(anchor_top_k),
+                       "top_p": float(anchor_top_p), "temperature": float(anchor_temperature)}
+        super().__init__(model, ref_model, **kwargs)
+
+    def _ref(self):
+        return self.model if self.ref_model is None else self.ref_model
+
+    def _logratios_and_kl(self, model, input_ids, attention_mask, completion_mask):
+        """Response-aligned ρ_t, their mask and SeqKL per row."""
+        logits = model(input_ids=input_ids, attention_mask=attention_mask,
+                       use_cache=False).logits[:, :-1]
+        with torch.no_grad(), self._reference():
+            ref_logits = self._ref()(input_ids=input_ids, attention_mask=attention_mask,
+                                     use_cache=False).logits[:, :-1]
+        shifted = completion_mask[:, 1:]
+        rho = per_token_logratios(logits, ref_logits, input_ids[:, 1:], shifted)
+        kl = sequential_kl(logits, ref_logits, shifted)
+        aligned, mask = align_completions(rho, shifted)
+        return aligned, mask, kl
+
+    def _weights(self, model, inputs, mask: torch.Tensor) -> torch.Tensor:
+        if self.weighting == "uniform":
+            return mask.to(torch.float32)
+        importance = token_importance(model, inputs["input_ids"], inputs["attention_mask"])
+        imp, imp_mask = align_completions(importance, inputs["completion_mask"])
+        # the importance of response token t sits at the token itself; the shifted log-ratio
+        # alignment lists the same tokens in the same order
+        assert imp_mask.shape == mask.shape and torch.equal(imp_mask.bool(), mask.bool())
+        prior = gaussian_prior(mask, sigma_div=self.sigma_div).to(imp.dtype)
+        return hybrid_weights(imp, prior, mask, lam=self.lam, weight_norm=self.weight_norm)
+
+    def _anchors(self, model, inputs) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sample y ~ π_θ(· | x) for each pair's prompt and return its ρ_t (with gradients)."""
+        ids, att, comp = inputs["input_ids"], inputs["attention_mask"], inputs["completion_mask"]
+        b = ids.shape[0] // 2
+        prompt_mask = (att.bool() & ~comp.bool())[:b]
+        pad = self.processing_class.pad_token_id if hasattr(self.processing_class,
+                                                            "pad_token_id") else 0
+        prompts, _ = align_completions(ids[:b], prompt_mask.long())
+        plen = prompt_mask.sum(1)
+        width = prompts.shape[1]
+        # left-pad the prompts for generation
+        left = torch.full_like(prompts, pad)
+        left_mask = torch.zeros_like(prompts)
+        for i in range(b):
+            n = int(plen[i])
+            left[i, width - n:] = prompts[i, :n]
+            left_mask[i, width - n:] = 1
+        unwrapped = self.accelerator.unwrap_model(model)
+        with torch.no_grad():
+            out = unwrapped.generate(input_ids=left, attention_mask=left_mask, do_sample=True,
+                                     pad_token_id=pad, **self.anchor)
+        new = out[:, width:]
+        eos = getattr(self.processing_class, "eos_token_id", None)
+        keep = torch.ones_like(new, dtype=torch.bool)
+        if eos is not None:  # stop each anchor after its first EOS (kept, as TRL keeps it)
+            after = (new == eos).long().cumsum(1) - (new == eos).long()
+            keep = after == 0
+        full = torch.cat([left, new], 1)
+        full_att = torch.cat([left_mask, keep.long()], 1)
+        full_comp = torch.cat([torch.zeros_like(left_mask), keep.long()], 1)
+        return self._logratios_and_kl(model, full, full_att, full_comp)[:2]
+
+    def _compute_loss(self, model, inputs, return_outputs):
+        rho, mask, kl = self._logratios_and_kl(model, inputs["input_ids"],
+                                               inputs["attention_mask"],
+                                               inputs["completion_mask"])
+        weights = self._weights(model, inputs, mask).to(rho.dtype)
+        (rc, rr), (mc, mr), (wc, wr), (kc, kr) = (x.chunk(2) for x in (rho, mask, weights, kl))
+        anchor = anchor_mask = None
+        if self.gamma > 0:
+            anchor, anchor_mask = self._anchors(model, inputs)
+        loss, metrics = ti_dpo_loss(rc, rr, mc, mr, wc, wr, kc, kr, anchor_logratios=anchor,
+                                    anchor_mask=anchor_mask, beta=self.beta, alpha=self.alpha,
+                                    gamma=self.gamma, triplet_margin=self.triplet_margin,
+                                    distance=self.distance)
+        self._log_metrics(metrics)
+        return (loss, None) if return_outputs else loss
