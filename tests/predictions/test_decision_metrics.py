@@ -276,3 +276,68 @@ def test_exact_claims_fail_on_one_violation():
     brittle = {"pareto_follow": {"jump_mean": [1.2, 1.2, 1.2]}}
     assert repro._claim_brittle(_results("ski_rental", brittle, base), cfg).status == "held"
     assert repro._claim_brittle(_results("ski_rental", {}, base), cfg).status == "not held"
+
+
+# ---------------------------------------------------------------- prediction models (issue 21)
+@pytest.mark.parametrize("s", [0.5, 1.0])
+def test_paper_reading_draws_x_from_the_normalised_triangular_weight(s):
+    """The ``triangular`` model draws x / y from the density of the paper's linear symmetric
+    weight on R_y = [y(1-s), y(1+s)]: a KS test against SciPy's triangular distribution, and
+    that distribution's density is the weight normalised to integrate to one."""
+    from scipy import stats
+
+    fac = repro._train_factors(3, s, 4000, "triangular")
+    ref = stats.triang(c=0.5, loc=1 - s, scale=2 * s)
+    assert stats.kstest(fac, ref.cdf).pvalue > 1e-3
+    assert fac.min() >= 1 - s and fac.max() <= 1 + s
+    y = 10.0
+    w = window_weight(y, 1 - s, 1 + s, "triangular")
+    xs = np.linspace(y * (1 - s), y * (1 + s), 41)
+    wv = np.asarray(w(xs), dtype=float)
+    np.testing.assert_allclose(wv / (wv.sum() * (xs[1] - xs[0])), ref.pdf(xs / y) / y,
+                               atol=0.02 / y)
+    # the lognormal model is untouched: exp(σZ) with the earlier stream
+    z = np.random.default_rng([3, 1]).standard_normal(50)
+    np.testing.assert_allclose(repro._train_factors(3, 0.2, 50), np.exp(0.2 * z))
+    with pytest.raises(ValueError, match="noise"):
+        repro.noise_factors("cauchy", 0.2, z)
+
+
+def test_trials_run_both_prediction_models_and_they_differ():
+    cfg = repro.PRESETS["smoke"]
+    ts = repro.trials(cfg)
+    assert {t.params["noise"] for t in ts} == {"lognormal", "triangular"}
+    pick = {t.params["noise"]: t for t in ts
+            if t.method == "bp_rho=b" and t.problem == "ski_rental" and t.seed == 0}
+    a = repro.run_trial(pick["lognormal"], "cpu")
+    b = repro.run_trial(pick["triangular"], "cpu")
+    assert a["avg_ratio"] != b["avg_ratio"]
+    assert b == repro.run_trial(pick["triangular"], "cpu")
+    with pytest.raises(ConfigError, match="spreads"):
+        repro.DecisionMetricsConfig(spreads=(1.5,))
+
+
+def test_claims_are_decided_per_prediction_model():
+    """Ours beats BP_ρ under one model and not under the other: each model's claim says so, and
+    the paper-reading claims carry their prefix."""
+    from optzoo.experiment import Result
+
+    ours = ("max@half", "avg@half", "cvar@0.1", "cvar@0.5")
+    base = {"avg_ratio": [1.20, 1.22, 1.19], "heldout_avg_ratio": [1.2, 1.22, 1.19],
+            "max_robustness": [4.0] * 3, "r": [5.0] * 3, "jump_mean": [0.01] * 3}
+    good = {m: {"avg_ratio": [1.10, 1.12, 1.09]} for m in ours}
+    results = []
+    for noise, vals in (("lognormal", good), ("triangular", {})):
+        for r in _results("ski_rental", vals, base):
+            results.append(Result(Trial(method=r.trial.method, problem=r.trial.problem,
+                                        seed=r.trial.seed,
+                                        params={**r.trial.params, "noise": noise}), r.metrics))
+    cfg = repro.DecisionMetricsConfig(problems=("ski_rental",), windows=("half",),
+                                      alphas=(0.0, 0.1, 0.5))
+    claims = [c for c in repro._model_claims(results, cfg)
+              if "average performance ratio of MAX" in c.text]
+    assert len(claims) == 2
+    ours_claim, paper_claim = claims
+    assert not ours_claim.text.startswith("[") and ours_claim.status == "held"
+    assert paper_claim.text.startswith("[paper's prediction model")
+    assert paper_claim.status == "not held"

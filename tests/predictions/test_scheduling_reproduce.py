@@ -111,3 +111,48 @@ def test_simple_not_robust_claim_needs_a_ratio_above_list_scheduling(tmp_path):
 
     assert claim(1.8).status == "held"
     assert claim(1.5).status == "not held"  # exactly 2 − 1/m is no excess
+
+
+def test_upper_claim_without_power_is_inconclusive():
+    """A seeded search that ends below the construction it started from has no power: the
+    'no instance above the bound' claim must not pass on it."""
+    from optzoo.predictions.reproduce.smoothness import _upper_claim
+
+    def run(worst, cons, seed):
+        r = _search("spjf", worst, 1.9881, seed=seed)
+        r.metrics["construction_ratio"] = cons
+        return r
+
+    strong = [run(1.3487, 1.3487, s) for s in (0, 1, 2)]
+    c = _upper_claim(strong, "single-search", "spjf", "t", 1e-9)
+    assert c.status == "held" and "construction 1.3487" in c.evidence
+    weak = strong + [run(1.167, 1.3487, 3)]
+    assert _upper_claim(weak, "single-search", "spjf", "t", 1e-9).status == "inconclusive"
+    # a violation still decides 'not held', construction or not
+    bad = strong + [run(2.0, 1.3487, 4)]
+    assert _upper_claim(bad, "single-search", "spjf", "t", 1e-9).status == "not held"
+
+
+def test_seeded_search_trial_reaches_the_construction():
+    """End to end through the reproduction: at η = 1.41, n = 8 the SPJF search reports at least
+    Thm 4.1's best static vertex (closed form), and the unseeded search of before did not."""
+    from optzoo.experiment import Trial
+    from optzoo.predictions.reproduce.smoothness import run_trial
+
+    e, n_main, p = 1.41, 7, 141.0
+
+    def vertex(k):  # tiny job, k big (ηp), n-k small (p/η): SPJF order vs SPT order
+        import numpy as np
+        alg = np.cumsum([1.0] + [e * p] * k + [p / e] * (n_main - k)).sum()
+        opt = np.cumsum([1.0] + [p / e] * (n_main - k) + [e * p] * k).sum()
+        return alg / opt
+
+    target = max(vertex(k) for k in range(n_main + 1))
+    params = {"eta": e, "n": n_main + 1, "m": 1, "steps": 40, "restarts": 2,
+              "predicate": "informative", "lam": 0.5}
+    seeded = run_trial(Trial("spjf", "single-search", 0, {**params, "seeded": True}))
+    assert seeded["worst_ratio"] >= target * (1 - 1e-7)
+    assert seeded["construction_ratio"] == pytest.approx(target, rel=1e-7)
+    assert seeded["found_over_bound"] == pytest.approx(seeded["worst_ratio"] / e ** 2, rel=1e-6)
+    unseeded = run_trial(Trial("spjf", "single-search", 0, {**params, "seeded": False}))
+    assert unseeded["worst_ratio"] < target and "construction_ratio" not in unseeded

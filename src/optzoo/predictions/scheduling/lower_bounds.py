@@ -30,6 +30,15 @@ algorithm's processing forces it (the simulator checks consistency).
   increasing order: the next jobs to reach the smallest size not yet used get it.  Bound
   ``⌈log₂ η⌉`` for every deterministic algorithm.  ``k = 5, 6`` give ``η = 4, 2^2.5`` with 682 /
   2,730 machines.
+
+Static seeds for the adversarial search (issue 21): :func:`realized` runs an algorithm against a
+family's adaptive adversary and returns the static instance the adversary committed to (true
+sizes and predictions), on which the same deterministic algorithm repeats the same schedule;
+:func:`thm41_vertices` lists the vertices of Thm 4.1's static linear-fractional program (``k``
+big jobs ``ηp`` run first, ``n - k`` small ones ``p/η``, one shared prediction, the tiny exact
+job), with the big jobs' predictions a relative ``1e-9`` lower so that SPJF runs them first
+without relying on tie-breaking; :func:`thm51_seed` builds Thm 5.1's instance for a given number
+of machines and pads it with tiny exact jobs to a search's job count.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optzoo.predictions.scheduling.simulator import Progress
+from optzoo.predictions.scheduling.simulator import Progress, simulate_machines, simulate_sharing
 
 DEFAULT_DELTA = 1e-6
 
@@ -102,6 +111,45 @@ class Thm41Adversary:
         for j in np.flatnonzero(~progress.committed[: self.n]):
             w = float(work[j])
             progress.commit(int(j), w if w >= small else small)
+
+
+def thm41_vertices(eta: float, n: int, p: float = 1.0, delta: float = DEFAULT_DELTA,
+                   gap: float = 1e-9) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Vertices of Thm 4.1's static program as ``(true, pred)`` pairs, ``k = 0 … n`` big jobs.
+
+    Job ``j < k`` has true size ``ηp(1 - g_j)`` and prediction ``p(1 - g_j)`` with
+    ``g_j = gap · (k - j)`` (so SPJF runs the big jobs first, in id order), jobs ``k … n-1``
+    have size ``p/η`` and prediction ``p``, and job ``n`` is the tiny exact job ``δ``.  Every
+    instance has error exactly ``η`` and ``n + 1`` jobs.
+    """
+    if not (math.isfinite(eta) and eta > 1.0):
+        raise ValueError(f"eta: expected an error > 1, got {eta}")
+    if n < 1:
+        raise ValueError(f"n: expected at least 1 job, got {n}")
+    if not (0 < delta < p / eta):
+        raise ValueError(f"delta: expected 0 < delta < p/eta = {p / eta}, got {delta}")
+    if not (0 <= gap * (n + 1) < 1e-3):
+        raise ValueError(f"gap: expected a small relative gap >= 0, got {gap}")
+    out = []
+    for k in range(n + 1):
+        shrink = 1.0 - gap * (k - np.arange(k))
+        true = np.r_[eta * p * shrink, np.full(n - k, p / eta), delta]
+        pred = np.r_[p * shrink, np.full(n - k, float(p)), delta]
+        out.append((true, pred))
+    return out
+
+
+def realized(instance: LowerBoundInstance, algorithm: object) -> tuple[np.ndarray, np.ndarray]:
+    """The static instance ``(true, pred)`` that ``instance``'s adaptive adversary commits to
+    against ``algorithm`` (a one-machine sharing scheduler when ``instance.speeds`` is ``None``,
+    else a restart-model machine scheduler).  ``instance``'s oracle is used up."""
+    if instance.speeds is None:
+        res = simulate_sharing(algorithm, instance.predictions, instance.oracle)  # type: ignore[arg-type]
+    else:
+        res = simulate_machines(algorithm, instance.predictions, instance.oracle,  # type: ignore[arg-type]
+                                instance.speeds)
+    return np.asarray(res.sizes, dtype=float).copy(), np.asarray(instance.predictions,
+                                                                  dtype=float).copy()
 
 
 def thm41_bound(eta: float) -> float:
@@ -193,6 +241,34 @@ def thm51_instance(eta: float, delta: float = DEFAULT_DELTA) -> LowerBoundInstan
     adv = Thm51Adversary(m, big, delta)
     pred = np.r_[np.full(adv.n_main, float(eta)), delta]
     return LowerBoundInstance(pred, adv, bound=thm51_bound(eta), eta=eta, speeds=np.ones(m))
+
+
+def thm51_seed(algorithm: object, eta: float, m: int, n: int, unit: float = 1.0,
+               delta: float = DEFAULT_DELTA) -> tuple[np.ndarray, np.ndarray] | None:
+    """Thm 5.1's construction on ``m`` identical machines, realised against ``algorithm`` and
+    padded with tiny exact jobs to ``n`` jobs, as a static ``(true, pred)`` pair.
+
+    ``m(m-1)+1`` jobs predicted ``η·unit``, unit jobs except the last to reach one unit of work,
+    which gets ``L = min(η², m)·unit`` (the larger of the two variants that fits ``m``
+    machines), plus ``n - m(m-1) - 1`` exact jobs of size ``δ·unit``.  ``None`` when it does not
+    fit: fewer than ``m(m-1)+2`` jobs, or ``η² ≤ m - 1`` (no ``L`` in ``(m-1, m]`` within the
+    error ``η``).
+    """
+    if not (math.isfinite(eta) and eta > 1.0):
+        raise ValueError(f"eta: expected an error > 1, got {eta}")
+    if m < 2:
+        raise ValueError(f"m: expected at least 2 machines, got {m}")
+    big = min(eta * eta, float(m))
+    if n < m * (m - 1) + 2 or big <= m - 1:
+        return None
+    adv = Thm51Adversary(m, big, delta)
+    pred = np.r_[np.full(adv.n_main, float(eta)), delta]
+    inst = LowerBoundInstance(pred, adv, bound=thm51_bound(eta), eta=eta, speeds=np.ones(m))
+    true, pred = realized(inst, algorithm)
+    pad = n - true.size
+    true = np.r_[true, np.full(pad, delta)] * unit
+    pred = np.r_[pred, np.full(pad, delta)] * unit
+    return true, pred
 
 
 def thm51_opt(m: int, big: float, delta: float = DEFAULT_DELTA) -> float:
