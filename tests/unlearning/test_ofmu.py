@@ -172,6 +172,47 @@ def test_ofmu_decreases_penalised_objective_for_small_steps():
     assert big_f(model) < before
 
 
+def _params(m: nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in m.parameters()]
+
+
+@pytest.mark.parametrize("outer_at", ["inner", "anchor"])
+def test_outer_step_starts_where_the_reading_says(outer_at):
+    """One round by hand: T inner ascent steps θ' ← θ' + η∇Φ(θ') from θ_0, then
+    θ_1 = θ'_T − η∇F_ρ(θ'_T) (chained) or θ_1 = θ_0 − η∇F_ρ(θ'_T) (anchored at θ_k)."""
+    lr, t = 0.05, 3
+    ref, forget, retain = _tiny(8)
+    theta0 = _params(ref)
+    for _ in range(t):
+        g = ofmu_gradients(ref, classification_ce, classification_ce, forget, retain,
+                           beta=BETA, eps=EPS)
+        with torch.no_grad():
+            for p, d in zip(ref.parameters(), g.grad_phi, strict=True):
+                p.add_(lr * d)
+    g = ofmu_gradients(ref, classification_ce, classification_ce, forget, retain, beta=BETA,
+                       rho=RHO, variant="exact", eps=EPS)
+    start = _params(ref) if outer_at == "inner" else theta0
+    expected = [a - lr * d for a, d in zip(start, g.grad_penalty, strict=True)]
+    model = _tiny(8)[0]
+    ofmu(model, classification_ce, classification_ce, forget, retain, rounds=1, inner_steps=t,
+         lr=lr, beta=BETA, rho=RHO, gamma=1.0, rho_max=RHO, variant="exact", eps=EPS,
+         outer_at=outer_at)
+    for a, b in zip(_params(model), expected, strict=True):
+        assert torch.allclose(a, b, atol=1e-12)
+
+
+def test_smoothed_cosine_is_an_inner_product_over_eps_squared_below_eps():
+    """The issue-21 diagnosis: with ‖g_f‖, ‖g_r‖ ≪ ε the "cosine" ⟨a, b⟩/(‖a‖_ε ‖b‖_ε) is
+    ⟨a, b⟩/ε² to first order, not a cosine (and with ε ≪ ‖g‖ it is the cosine)."""
+    torch.manual_seed(2)
+    a, b = [1e-4 * torch.randn(20, dtype=torch.float64)], [1e-4 * torch.randn(20,
+                                                                            dtype=torch.float64)]
+    dot = float((a[0] * b[0]).sum())
+    assert float(cosine_similarity(a, b, eps=0.1)) == pytest.approx(dot / 0.01, rel=1e-3)
+    cos = float(F.cosine_similarity(a[0], b[0], dim=0))
+    assert float(cosine_similarity(a, b, eps=1e-8)) == pytest.approx(cos, rel=1e-6)
+
+
 class TinyCausalLM(nn.Module):
     """Embedding → GRU-free causal mixer → logits (B, T, V); causal by a cumulative mean."""
 
@@ -222,6 +263,8 @@ def test_bad_arguments_are_named():
         ofmu(model, classification_ce, classification_ce, forget, retain, variant="third")
     with pytest.raises(ValueError, match="gamma"):
         ofmu(model, classification_ce, classification_ce, forget, retain, gamma=0.5)
+    with pytest.raises(ValueError, match="outer_at"):
+        ofmu(model, classification_ce, classification_ce, forget, retain, outer_at="theta_k")
     with pytest.raises(ValueError, match="beta"):
         ofmu(model, classification_ce, classification_ce, forget, retain, beta=-1.0)
     with pytest.raises(ValueError, match="rho_max"):

@@ -7,7 +7,15 @@ retrained model (same recipe and initialisation seed, D_r only) as the gold stan
 * class-wise: D_f = every training image of one digit (3), D_r the other training images; test
   accuracy is on the test images of the other digits, and the forgotten digit's test images are
   the non-members of the membership-inference attack;
-* random: D_f = a random 10 % of the training images; non-members = the whole test set.
+* random: D_f = a random 10 % of the training images; non-members = the whole test set.  On
+  clean digits the MLP generalises so well (≈ 97 %) that the retrained model's accuracy on D_f
+  is within ~2.4 points of the original's 100 %: there is almost nothing to forget;
+* random_noisy (issue 21): the same random 10 % split of digits with fixed additive Gaussian
+  pixel noise (σ = :data:`NOISY_SIGMA`, drawn once per seed for the whole data set before the
+  split, so D_f, D_r and the test set share it).  The MLP still memorises its training set
+  (original forget accuracy 1.0) but generalises at ~65 %, so the retrained model's forget
+  accuracy is ~0.63–0.69 (two pilot seeds): the CPU analogue of CIFAR-10 random forgetting,
+  where the retrained ResNet's forget accuracy sits below the original's 100 %.
 """
 
 from __future__ import annotations
@@ -23,10 +31,11 @@ from torch import nn
 from optzoo.unlearning.losses import classification_ce
 from optzoo.unlearning.retrain import retrain
 
-__all__ = ["TASKS", "ForgettingProblem", "ShuffledBatches", "digits_forgetting", "digits_mlp",
-           "train_digits_model"]
+__all__ = ["NOISY_SIGMA", "TASKS", "ForgettingProblem", "ShuffledBatches", "digits_forgetting",
+           "digits_mlp", "train_digits_model"]
 
-TASKS = ("classwise", "random")
+TASKS = ("classwise", "random", "random_noisy")
+NOISY_SIGMA = 0.5  # pixel noise of "random_noisy" (pixels in [0, 1])
 Batch = tuple[torch.Tensor, torch.Tensor]
 
 
@@ -35,7 +44,7 @@ class ForgettingProblem:
     """One forgetting setup (all tensors on the CPU).
 
     Args:
-        task: ``"classwise"`` or ``"random"``.
+        task: ``"classwise"``, ``"random"`` or ``"random_noisy"``.
         forget, retain: D_f and D_r as ``(x, y)``; D_f ∪ D_r is the training set.
         test: held-out test set (class-wise: without the forgotten class).
         nonmembers: held-out examples for the MIA, comparable to D_f (class-wise: the forgotten
@@ -76,6 +85,9 @@ def digits_forgetting(task: str, seed: int, *, test_fraction: float = 0.3,
     from sklearn.model_selection import train_test_split
 
     x, y = _digits(dtype)
+    if task == "random_noisy":
+        gen = torch.Generator().manual_seed(20_000 + seed)
+        x = x + NOISY_SIGMA * torch.randn(x.shape, generator=gen, dtype=dtype)
     idx = np.arange(len(y))
     tr, te = train_test_split(idx, test_size=test_fraction, random_state=seed,
                               stratify=y.numpy())

@@ -3,76 +3,91 @@ Unlearning" (ICLR 2026, OpenReview ZDuyNJI56H, arXiv 2509.22483).  No official c
 
 The paper's vision track (CIFAR-10/100, ResNet, class-wise and random forgetting) at CPU scale,
 as the brief prescribes: scikit-learn digits, MLP 64-128-10 trained on the whole training split
-(Adam, 60 epochs), D_f = every training image of digit 3 (class-wise) or a random 10 %
-(random); gold standard = the same recipe retrained on D_r from the same seed
-(:mod:`optzoo.unlearning.problems`).  Each unlearning method starts from the original model and
-makes the same number ``steps`` of full-batch plain gradient updates with the same step size
-(OFMU: ``steps / (T + 1)`` rounds of T inner + 1 outer update).  The forget loss of GA, GradDiff
-and OFMU is the bounded cross-entropy ``mean_i min(CE_i, log 10)`` (the brief's pitfall:
-unbounded ascent); NPO uses its own loss; the retain loss is cross-entropy.
+(Adam, 60 epochs); gold standard = the same recipe retrained on D_r from the same seed
+(:mod:`optzoo.unlearning.problems`).  Tasks:
+
+* ``classwise``: D_f = every training image of digit 3 (retrained UA = 0);
+* ``random_noisy`` (issue 21, replaces ``random`` in the presets): a random 10 % of digits with
+  fixed Gaussian pixel noise σ = 0.5.  The original model memorises its training set (UA = 1)
+  but the retrained model's forget accuracy is ≈ 0.65 — well below 1, as the retrained ResNet's
+  is on CIFAR-10.  On clean digits (``random``) the original model was within 2.4 points of the
+  retrained one: an OFMU that changed nothing passed claims (1) and (3) there.
+
+Each unlearning method starts from the original model and makes the same number ``steps`` of
+full-batch plain gradient updates with the same step size (OFMU: ``steps / (T + 1)`` rounds of
+T inner + 1 outer update).  The forget loss of GA, GradDiff and OFMU is the bounded
+cross-entropy ``mean_i min(CE_i, log 10)`` (the brief's pitfall: unbounded ascent); NPO uses
+its own loss; the retain loss is cross-entropy.
 
 Methods: original (no unlearning), retrain, FT (fine-tune on D_r), GA, NPO (β = 0.1), GradDiff
-swept over λ ∈ ``lambdas``, OFMU (first-order variant, the library default), OFMU with β = 0
-(the paper's ablation: no decorrelation) and OFMU with the exact third-order term.
+swept over λ ∈ ``lambdas``, and OFMU arms (:data:`OFMU_ARMS`):
+
+* ``ofmu`` — the arm every claim rests on: EXACT second-order term ∇²Φ∇Φ (triple backward; the
+  issue-21 default at this scale), outer step chained at the last inner iterate, ε = 1e-8;
+* ``ofmu_first_order`` — ∇²Φ∇Φ ≈ H_f∇Φ (the library default, for LMs);
+* ``ofmu_anchor`` — the "outer step at θ_k" reading, θ_{k+1} = θ_k − η∇F_ρ(θ'_T);
+* ``ofmu_beta0`` — the paper's ablation without the decorrelation term (β = 0);
+* ``ofmu ε=…`` — the ε sweep of Sim's smoothed norms ``‖g‖_ε = sqrt(‖g‖² + ε²)``.
+
+The paper was searched again for issue 21 (OpenReview ZDuyNJI56H, arXiv HTML v1, the papernotes
+summary): the retrievable text is the abstract, the introduction and summaries ("inner
+maximization step that incorporates a similarity-aware penalty … outer minimization step";
+"outer level minimizes the retain loss with a penalty term enforcing stationary points of the
+inner objective").  None of it says where the outer step starts, how the third-order part of
+∇²Φ∇Φ is computed, or what ε is; so both outer-step readings and both second-order variants
+are run, ε of the main arm is the plain-cosine guard 1e-8 (declared before any run: the
+paper's Sim is a cosine, and 1e-8 is ``torch.nn.functional.cosine_similarity``'s guard), and
+ε ∈ ``eps_sweep`` is reported as a sensitivity, never used to pick the arm the claims use.
 
 Metrics per trial: forget / retain / test accuracy (class-wise: test without digit 3), forget gap
-|UA − UA_retrain| (forget efficacy measured against the retrained model, so that random
-forgetting is not rewarded for driving UA to 0), loss-threshold MIA AUC on D_f against held-out
-non-members (class-wise: the test images of digit 3), KL(p_retrain ‖ p) on D_f, and the
-smoothness statistic fixed before any run: the total variation Σ_j |r_{j+1} − r_j| of the
-retain-accuracy curve sampled every ``inner_steps + 1`` updates (one OFMU round; the same grid
-for every method).
+|UA − UA_retrain|, loss-threshold MIA AUC on D_f against held-out non-members (class-wise: the
+test images of digit 3), KL(p_retrain ‖ p) on D_f, the total variation Σ_j |r_{j+1} − r_j| of
+the retain-accuracy curve sampled every ``inner_steps + 1`` updates (one OFMU round; the same
+grid for every method), and for OFMU arms the terms of the first steps at θ_0 (‖∇L_f‖,
+‖β∇Sim‖, ‖2ρ_0∇²Φ∇Φ‖) and the total change of L_f made by the inner and by the outer steps.
 
-Claims (thresholds fixed before any run; per task; since issue 18 each is decided by a named
-test of :mod:`optzoo.experiment.verdicts`, paired by seed — every method of a (task, seed)
-starts from the same original model).  Old rule → new test:
+Claims (thresholds fixed before any run; per task; decided by named tests of
+:mod:`optzoo.experiment.verdicts`, paired by seed — every method of a (task, seed) starts from
+the same original model):
 
-(0) (a cell of claims 1–3, new) OFMU changes the model: its forget accuracy UA is below the
-    original model's by more than ``min_forget`` (paired ``superior``).  The defect named in
-    issue 18: on random forgetting an OFMU run that left the original model unchanged passed
-    claims (1) and (3) ("on the front", "smooth") — a no-op now fails them.  Where the
-    retrained model's UA is itself not below the original's (``superior`` not held: nothing to
-    forget at this scale) claims 1–3 are inconclusive instead (``not_acting``).
-(1) OFMU lies on or above GradDiff's λ-front — was "no λ has both a forget gap ≤ OFMU's and an
-    accuracy ≥ OFMU's with one better by > 0.5 pp" on seed means (an OFMU point equal to a
-    GradDiff point passed: lenient); now, for retain and test accuracy and every λ, ``any_of``
-    (Holm) [OFMU's forget gap lower by more than ``pareto_tol``, OFMU's accuracy higher by more
-    than ``pareto_tol``] (paired ``superior`` tests), all cells combined with ``all_of`` with
-    (0).  A point within ``pareto_tol`` of a GradDiff point in both coordinates is a tie and
-    does not count as "on or above".
-(2) retrain-level forgetting with test accuracy near the retrained model's — was "mean gap
-    ≤ 2 pp and mean test drop ≤ 2 pp"; now ``all_of`` [(0), ``equivalent`` (TOST) of UA and the
-    retrained model's UA with margin ``retrain_tol``, ``noninferior`` of the test accuracy
-    against the retrained model's with margin ``retrain_tol``].
-(3) smoother training curve — was "mean TV below GA's and below GradDiff's (λ = 1)" (a
-    no-op's flat curve passed); now ``all_of`` [(0), paired ``superior`` (lower TV by more
-    than ``min_tv``) against GA and against GradDiff λ = 1].
-(4) ablation, β = 0 forgets at least as well but retains less — was "mean gap ≤ and mean RA <"
-    (a 1e-4 difference passed); now ``all_of`` [``noninferior`` of β = 0's forget gap with
-    margin ``pareto_tol``, ``superior`` of OFMU's retain accuracy over β = 0's by more than
-    ``pareto_tol``].
-The exact-vs-first-order comparison is reported as a table (the paper makes no claim about it).
+(0) (a cell of every claim) OFMU moves towards the retrained model: its forget gap is below the
+    original model's by more than ``min_move`` (paired ``superior``).  Issue 18 required only a
+    drop of UA; issue 21: a no-op, or an overshoot past the retrained model (UA → 0 where the
+    retrained model keeps 0.65), is no movement towards it.  Where the original model's gap is
+    itself not shown to exceed ``min_move`` (nothing to forget) every claim is inconclusive
+    (``not_acting``).
+(1) OFMU lies on or above GradDiff's λ-front: for retain and test accuracy and every λ,
+    ``any_of`` (Holm) [forget gap lower by more than ``pareto_tol``, accuracy higher by more
+    than ``pareto_tol``] (paired ``superior``), all cells with (0) by ``all_of``.  A tie is no
+    "on or above".
+(2) retrain-level forgetting: ``all_of`` [(0), ``equivalent`` (TOST) of UA and the retrained
+    model's UA within ``retrain_tol``, ``noninferior`` of the test accuracy against the
+    retrained model's with margin ``retrain_tol``].
+(3) smoother training curve: ``all_of`` [(0), paired ``superior`` (lower TV by more than
+    ``min_tv``) against GA and against GradDiff λ = 1].
+(4) ablation, β = 0 forgets at least as well but retains less: ``all_of`` [(0),
+    ``noninferior`` of β = 0's forget gap with margin ``pareto_tol``, ``superior`` of OFMU's
+    retain accuracy over β = 0's by more than ``pareto_tol``] ((0) added in issue 21: a no-op
+    OFMU "retains more" than any β = 0 run that forgets).
+The other OFMU arms are reported in a table (the paper makes no claim about them).
 
 Verdict margins (preset fields, the same for every preset, not trial parameters):
 
-- ``pareto_tol = 0.005``: half an accuracy point (≈ 3 of the ~540 test images) — the old
-  dominance tolerance, the smallest difference on the front that counts.
+- ``pareto_tol = 0.005``: half an accuracy point (≈ 3 of the ~540 test images) — the smallest
+  difference on the front that counts.
 - ``retrain_tol = 0.02``: the brief's "retrain level (±2 %)" and "within ~1–2 %".
-- ``min_forget = 0.01``: one point of forget accuracy (more than one of the ~126 random-forget
-  images) is the smallest change that counts as the model having moved.
-- ``min_tv = 0.01``: one accuracy point of total variation of the retain curve is the smallest
-  difference in smoothness that counts.
+- ``min_move = 0.05`` (issue 21, replaces issue 18's ``min_forget = 0.01``): five points of
+  forget accuracy towards the retrained model (≈ 6 of the ~126 random-forget images, a seventh
+  of the random_noisy gap, a twentieth of the class-wise gap) is the smallest movement that
+  counts as unlearning; the paper's CIFAR-10 OFMU closes a ≈ 7-point gap to within 0.9.
+- ``min_tv = 0.01``: one accuracy point of total variation of the retain curve.
 
-No preset was changed.
-
-Hyper-parameters: OFMU's T = 5, β = 1, ρ_0 = 0.1, γ = 1.1, ρ_max = 10 and ε = 0.1 in Sim's
-smoothed norms were chosen from the brief's starting grid (T ∈ {1, 5}, β ∈ {0.1, 1},
-ρ_0 ∈ {0.01, 0.1}; γ ∈ {1.05, 1.1} with ε = 1e-8, γ = 1.1 with ε ∈ {1e-3, 0.1}; 198–200
-updates of step 0.1) on a pilot split (seed 100, never used by the presets) by the rule
-"smallest forget gap + test-accuracy drop, summed over both tasks" (a tie with T = 5, β = 0.1,
-ρ_0 = 0.01 was broken towards β = 1); the reasons are in the notes.  The baselines were not
-tuned (same steps and step size; GradDiff is swept over λ instead).  Everything runs on the
-CPU (``--device`` is ignored).
+Hyper-parameters: T = 5, β = 1, ρ_0 = 0.1, γ = 1.1, ρ_max = 10 as before (chosen in an earlier
+session from the brief's grid on a pilot split, seed 100); ε = 1e-8 (was 0.1, chosen on that
+pilot: issue 21 — at ε = 0.1 ≫ ‖∇L‖ ≈ 0.003–0.014 the "cosine" is ⟨g_f, g_r⟩/ε², an inner
+product).  The baselines are not tuned (same steps and step size; GradDiff is swept over λ), and
+nothing is tuned on the seeds the claims use.  Everything runs on the CPU (``--device`` is
+ignored).
 """
 
 from __future__ import annotations
@@ -94,6 +109,7 @@ from optzoo.experiment.verdicts import (
     all_of,
     any_of,
     by_seed,
+    common_seeds,
     equivalent,
     noninferior,
     not_acting,
@@ -111,13 +127,22 @@ from optzoo.unlearning import (
     loss_mia_auc,
     npo,
     ofmu,
+    ofmu_gradients,
 )
 from optzoo.unlearning.problems import TASKS, digits_forgetting, train_digits_model
 
 SLUG = "ofmu"
 BASE_METHODS = ("original", "retrain", "ft", "ga", "npo")
-OFMU_METHODS = ("ofmu", "ofmu_beta0", "ofmu_exact")
-MARGINS = ("pareto_tol", "retrain_tol", "min_forget", "min_tv")  # verdict margins, not params
+#: OFMU arms: name -> (variant, outer_at, β = 0?).  "ofmu" is the arm the claims rest on.
+OFMU_ARMS = {
+    "ofmu": ("exact", "inner", False),
+    "ofmu_first_order": ("first_order", "inner", False),
+    "ofmu_anchor": ("exact", "anchor", False),
+    "ofmu_beta0": ("exact", "inner", True),
+    "ofmu_eps": ("exact", "inner", False),  # one trial per ε of ``eps_sweep``
+}
+OFMU_METHODS = tuple(m for m in OFMU_ARMS if m != "ofmu_eps")
+MARGINS = ("pareto_tol", "retrain_tol", "min_move", "min_tv")  # verdict margins, not params
 SMOOTH_REF_LAMBDA = 1.0  # GradDiff's unweighted sum is the reference of claim (3)
 
 
@@ -136,13 +161,17 @@ class OFMUConfig(Preset):
         lr: step size of every unlearning method.
         lambdas: GradDiff's λ grid (must contain 1.0, the reference of claim 3).
         npo_beta: NPO's β.
-        inner_steps, beta, rho, gamma, rho_max, eps: OFMU's T, β, ρ_0, γ, ρ_max and ε.
-        pareto_tol, retrain_tol, min_forget, min_tv: verdict margins (module docstring,
+        inner_steps, beta, rho, gamma, rho_max, eps: OFMU's T, β, ρ_0, γ, ρ_max and ε (the
+            ε of the main arm, declared before any run: 1e-8, a numerical guard only, as in
+            ``torch.nn.functional.cosine_similarity``; the paper's Sim is the cosine).
+        eps_sweep: the other ε values of the smoothed norms, each run as an extra OFMU arm
+            (a reported sensitivity, never used to pick the arm the claims rest on).
+        pareto_tol, retrain_tol, min_move, min_tv: verdict margins (module docstring,
             "Verdict margins"); not trial parameters.
     """
 
     seeds: int = 3
-    tasks: tuple[str, ...] = TASKS
+    tasks: tuple[str, ...] = ("classwise", "random_noisy")
     hidden: int = 128
     epochs: int = 60
     train_lr: float = 1e-2
@@ -155,10 +184,11 @@ class OFMUConfig(Preset):
     rho: float = 0.1
     gamma: float = 1.1
     rho_max: float = 10.0
-    eps: float = 0.1
+    eps: float = 1e-8
+    eps_sweep: tuple[float, ...] = (1e-3, 1e-2, 0.1)
     pareto_tol: float = 0.005
     retrain_tol: float = 0.02
-    min_forget: float = 0.01
+    min_move: float = 0.05
     min_tv: float = 0.01
 
     def validate(self) -> None:
@@ -178,6 +208,9 @@ class OFMUConfig(Preset):
         for name in ("train_lr", "lr", "npo_beta", "rho", "rho_max", "eps"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
+        if any(not e > 0 for e in self.eps_sweep) or self.eps in self.eps_sweep:
+            raise ConfigError(f"eps_sweep: expected positive values other than eps = "
+                              f"{self.eps}, got {self.eps_sweep}")
         for name in MARGINS:
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
@@ -190,7 +223,8 @@ class OFMUConfig(Preset):
 
 
 PRESETS = {
-    "smoke": OFMUConfig(seeds=1, epochs=4, steps=12, inner_steps=2, lambdas=(0.3, 1.0)),
+    "smoke": OFMUConfig(seeds=1, epochs=4, steps=12, inner_steps=2, lambdas=(0.3, 1.0),
+                        eps_sweep=(0.1,)),
     "quick": OFMUConfig(),
     "full": OFMUConfig(seeds=5, lambdas=(0.1, 0.3, 1.0, 3.0, 10.0, 30.0)),
 }
@@ -199,12 +233,13 @@ PRESETS = {
 def _methods(cfg: OFMUConfig) -> list[tuple[str, dict]]:
     return ([(m, {}) for m in BASE_METHODS]
             + [("graddiff", {"lam": float(lam)}) for lam in cfg.lambdas]
-            + [(m, {}) for m in OFMU_METHODS])
+            + [(m, {}) for m in OFMU_METHODS]
+            + [("ofmu_eps", {"eps": float(e)}) for e in cfg.eps_sweep])
 
 
 def trials(cfg: OFMUConfig) -> list[Trial]:
     shared = {k: v for k, v in cfg.to_dict().items()
-              if k not in ("seeds", "tasks", "lambdas", *MARGINS)}
+              if k not in ("seeds", "tasks", "lambdas", "eps_sweep", *MARGINS)}
     return [Trial(method=m, problem=task, seed=s, params={**shared, **extra})
             for task in cfg.tasks for s in range(cfg.seeds) for m, extra in _methods(cfg)]
 
@@ -237,11 +272,55 @@ def _run_method(method: str, p: dict, model, prob, monitor, every: int):
                         retain_weight=float(p["lam"]), steps=steps, lr=lr, **kw)
     t = int(p["inner_steps"])
     return ofmu(model, fl, classification_ce, prob.forget, prob.retain,
-                rounds=steps // (t + 1), inner_steps=t, lr=lr,
-                beta=0.0 if method == "ofmu_beta0" else float(p["beta"]),
-                rho=float(p["rho"]), gamma=float(p["gamma"]), rho_max=float(p["rho_max"]),
-                eps=float(p["eps"]),
-                variant="exact" if method == "ofmu_exact" else "first_order", **kw)
+                rounds=steps // (t + 1), inner_steps=t, lr=lr, **ofmu_settings(method, p),
+                **kw)
+
+
+def ofmu_settings(method: str, p: dict) -> dict:
+    """The keyword arguments of :func:`optzoo.unlearning.ofmu` of OFMU arm ``method``."""
+    if method not in OFMU_ARMS:
+        raise ValueError(f"method: expected one of {tuple(OFMU_ARMS)}, got {method!r}")
+    variant, outer_at, no_sim = OFMU_ARMS[method]
+    return {"beta": 0.0 if no_sim else float(p["beta"]), "rho": float(p["rho"]),
+            "gamma": float(p["gamma"]), "rho_max": float(p["rho_max"]),
+            "eps": float(p["eps"]), "variant": variant, "outer_at": outer_at}
+
+
+def _loss_budget(history: list[dict]) -> dict:
+    """How the forget loss L_f moved: the total change made by the inner (ascent) steps and
+    by the outer (penalty) steps over the run, its maximum and its last recorded value
+    (records hold L_f before each step, so a step's change is the next record's minus its
+    own)."""
+    recs = [h for h in history if "forget_loss" in h]
+    gain = {"inner": 0.0, "outer": 0.0}
+    for a, b in zip(recs, recs[1:], strict=False):
+        gain[a["phase"]] += float(b["forget_loss"]) - float(a["forget_loss"])
+    lf = [float(h["forget_loss"]) for h in recs]
+    return {"inner_lf_change": gain["inner"], "outer_lf_change": gain["outer"],
+            "max_forget_loss": max(lf), "final_forget_loss": lf[-1]}
+
+
+def _start_terms(model, prob, kw: dict) -> dict:
+    """The sizes of ∇L_f and β∇Sim at θ_0 (the original model), and ‖∇Φ(θ_0)‖: what the
+    first inner step is made of (the class-wise analysis of issue 21)."""
+    fl = capped(math.log(prob.n_classes))
+    m = copy.deepcopy(model)
+    g0 = ofmu_gradients(m, fl, classification_ce, prob.forget, prob.retain, beta=0.0)
+    g = ofmu_gradients(m, fl, classification_ce, prob.forget, prob.retain, beta=kw["beta"],
+                       eps=kw["eps"])
+
+    def norm(gs) -> float:
+        return math.sqrt(sum(float(x.pow(2).sum()) for x in gs))
+
+    gp = ofmu_gradients(m, fl, classification_ce, prob.forget, prob.retain, beta=kw["beta"],
+                        eps=kw["eps"], rho=kw["rho"], variant=kw["variant"])
+    gr = ofmu_gradients(m, classification_ce, fl, prob.retain, prob.forget, beta=0.0)
+    sim_part = [a - b for a, b in zip(g0.grad_phi, g.grad_phi, strict=True)]  # β∇Sim
+    assert gp.grad_penalty is not None
+    pen = [a - b for a, b in zip(gp.grad_penalty, gr.grad_phi, strict=True)]  # 2ρ∇²Φ∇Φ
+    return {"grad_f_0": norm(g0.grad_phi), "beta_grad_sim_0": norm(sim_part),
+            "grad_phi_0": norm(g.grad_phi), "sim_0": g.sim, "grad_r_0": norm(gr.grad_phi),
+            "penalty_0": norm(pen)}
 
 
 def total_variation(values) -> float:
@@ -269,6 +348,9 @@ def run_trial(trial: Trial, device: str) -> dict:
         res = _run_method(trial.method, p, model, prob, monitor, every)
         curve = res.series("retain_acc")
         extra = {"final_rho": res.history[-1].get("rho"), "final_sim": res.history[-1].get("sim")}
+        if trial.method in OFMU_ARMS:
+            extra.update(_start_terms(original, prob, ofmu_settings(trial.method, p)))
+            extra.update(_loss_budget(res.history))
     model.eval()
     ua_r = accuracy(retrained, *prob.forget)
     with torch.no_grad():
@@ -292,6 +374,8 @@ def run_trial(trial: Trial, device: str) -> dict:
 def _label(r: Result) -> str:
     if r.trial.method == "graddiff":
         return f"graddiff λ={r.trial.params['lam']:g}"
+    if r.trial.method == "ofmu_eps":
+        return f"ofmu ε={r.trial.params['eps']:g}"
     return r.trial.method
 
 
@@ -326,24 +410,29 @@ COLUMNS = [("UA (forget acc)", "forget_acc"), ("|UA − UA_retrain|", "forget_ga
            ("retain-acc TV", "retain_tv"), ("trial seconds", "seconds")]
 
 
-def _moved(groups: dict[str, list[Result]], cfg: OFMUConfig) -> tuple[Verdict, Verdict | None]:
-    """(0): OFMU's UA below the original model's by more than ``min_forget`` (paired), and the
-    same test for the retrained model (is there anything to forget?), or None without the
-    original model's trials."""
-    o = groups["ofmu"]
+def _moved(groups: dict[str, list[Result]], cfg: OFMUConfig,
+           label: str = "ofmu") -> tuple[Verdict, Verdict | None]:
+    """(0): the arm ``label`` moved towards the retrained model: its forget gap
+    |UA − UA_retrain| is below the original model's by more than ``min_move`` (paired by
+    seed); and whether there is that much to close at all (the original model's UA differs
+    from the retrained model's by more than ``min_move``), or None without the original
+    model's trials."""
     orig = groups.get("original", [])
     if not orig:
         return undecided("no original-model trial is stored"), None
-    ua_orig = by_seed(orig, "forget_acc")
-    return (superior(ua_orig, by_seed(o, "forget_acc"), min_effect=cfg.min_forget),
-            superior(ua_orig, by_seed(orig, "retrain_forget_acc"), min_effect=cfg.min_forget))
+    gap_orig = by_seed(orig, "forget_gap")
+    moved = superior(*common_seeds(gap_orig, by_seed(groups[label], "forget_gap")),
+                     min_effect=cfg.min_move)
+    room = superior(*common_seeds(gap_orig, {s: 0.0 for s in gap_orig}),
+                    min_effect=cfg.min_move)
+    return moved, room
 
 
 def _gated(verdict: Verdict, room: Verdict | None) -> Verdict:
-    if room is not None and room.verdict == "not held":
-        return not_acting(verdict, "the retrained model's forget accuracy is not below the "
-                                   "original's (nothing to forget at this scale): "
-                                   + room.describe())
+    if room is not None and room.verdict != "held":
+        return not_acting(verdict, "the original model's forget accuracy is not shown to "
+                                   "differ from the retrained model's by more than min_move "
+                                   "(nothing to forget at this scale): " + room.describe())
     return verdict
 
 
@@ -354,8 +443,9 @@ def _task_claims(task: str, groups: dict[str, list[Result]], cfg: OFMUConfig) ->
     moved, room = _moved(groups, cfg)
     tol = cfg.pareto_tol
     claims = []
-    moved_ev = (f"(0) OFMU's UA drop from the original model: {moved.describe()}"
-                + ("" if room is None else f"; the retrained model's: {room.describe()}"))
+    moved_ev = (f"(0) OFMU's forget-gap reduction from the original model's: "
+                f"{moved.describe()}"
+                + ("" if room is None else f"; the original model's gap: {room.describe()}"))
     # (1) Pareto front
     cells: dict[str, Verdict] = {"(0) OFMU moves": moved}
     parts = []
@@ -378,7 +468,8 @@ def _task_claims(task: str, groups: dict[str, list[Result]], cfg: OFMUConfig) ->
         text=f"[{task}] (1) OFMU lies on or above GradDiff's Pareto front over λ (forget gap "
              f"|UA − UA_retrain| vs retain and vs test accuracy): against every λ OFMU is better"
              f" by more than {tol * 100:g} pp in at least one of the two (paired by seed, Holm),"
-             f" and it changes the model (UA drop > {cfg.min_forget * 100:g} pp).",
+             f" and it moves towards the retrained model (forget gap below the original "
+             f"model's by > {cfg.min_move * 100:g} pp).",
         evidence="(forget gap, accuracy) means over seeds — " + " | ".join(parts)
         + f"; {moved_ev}; front cells not held: {', '.join(front['not held']) or 'none'}; "
           f"inconclusive: {', '.join(front['inconclusive']) or 'none'}",
@@ -391,8 +482,8 @@ def _task_claims(task: str, groups: dict[str, list[Result]], cfg: OFMUConfig) ->
     claims.append(Claim(
         text=f"[{task}] (2) OFMU reaches retrain-level forgetting (UA equivalent to the retrained"
              f" model's within ±{cfg.retrain_tol * 100:g} pp) with test accuracy no more than "
-             f"{cfg.retrain_tol * 100:g} pp below the retrained model's, and it changes the "
-             "model.",
+             f"{cfg.retrain_tol * 100:g} pp below the retrained model's, and it moves towards "
+             "the retrained model.",
         evidence=f"UA {_fmt(o, 'forget_acc')} vs retrain {_fmt(o, 'retrain_forget_acc')} "
                  f"(UA − UA_retrain {ua.describe()}); TA {_fmt(o, 'test_acc')} vs retrain "
                  f"{_fmt(o, 'retrain_test_acc')} (TA − TA_retrain {ta.describe()}); "
@@ -409,7 +500,7 @@ def _task_claims(task: str, groups: dict[str, list[Result]], cfg: OFMUConfig) ->
         text=f"[{task}] (3) OFMU trains more smoothly: total variation of its retain-accuracy "
              f"curve (sampled every {cfg.inner_steps + 1} updates) is below GA's and below "
              f"GradDiff's (λ = {SMOOTH_REF_LAMBDA:g}) by more than {cfg.min_tv:g} (paired by "
-             "seed), and it changes the model.",
+             "seed), and it moves towards the retrained model.",
         evidence=f"TV: OFMU {_fmt(o, 'retain_tv')}, GA {_fmt(groups['ga'], 'retain_tv')}, "
                  f"GradDiff λ=1 {_fmt(ref, 'retain_tv')}; GA − OFMU {v_ga.describe()}; "
                  f"GradDiff − OFMU {v_gd.describe()}; {moved_ev}",
@@ -423,12 +514,15 @@ def _task_claims(task: str, groups: dict[str, list[Result]], cfg: OFMUConfig) ->
     claims.append(Claim(
         text=f"[{task}] (4) Ablation: removing the decorrelation term (β = 0) forgets at least "
              f"as well (forget gap no more than {tol * 100:g} pp above OFMU's) but retains less "
-             f"(retain accuracy below OFMU's by more than {tol * 100:g} pp), paired by seed.",
+             f"(retain accuracy below OFMU's by more than {tol * 100:g} pp), paired by seed; "
+             "OFMU moves towards the retrained model (else the comparison is with a no-op).",
         evidence=f"forget gap β=0 {_fmt(b0, 'forget_gap')} vs OFMU {_fmt(o, 'forget_gap')} "
                  f"(OFMU − β=0 {forgets.describe()}); RA β=0 {_fmt(b0, 'retain_acc', 4)} vs "
-                 f"OFMU {_fmt(o, 'retain_acc', 4)} (OFMU − β=0 {retains.describe()})",
-        verdict=all_of({"β=0 forgets at least as well": forgets,
-                        "β=0 retains less": retains})))
+                 f"OFMU {_fmt(o, 'retain_acc', 4)} (OFMU − β=0 {retains.describe()}); "
+                 + moved_ev,
+        verdict=_gated(all_of({"(0) OFMU moves": moved,
+                               "β=0 forgets at least as well": forgets,
+                               "β=0 retains less": retains}), room)))
     return claims
 
 
@@ -447,18 +541,39 @@ def summarize(results: list[Result], cfg: OFMUConfig, outdir: Path) -> Summary:
             columns=["method", *[c for c, _ in COLUMNS], "n"],
             rows=[[label, *[_fmt(rs, k, 4 if k.endswith("acc") else 3) for _, k in COLUMNS],
                    len(rs)] for label, rs in groups.items()]))
-        if all(m in groups for m in ("ofmu", "ofmu_exact")):
-            tables.append(Table(
-                title=f"{task}: OFMU second-order variants (∇²Φ∇Φ ≈ H_f∇Φ vs exact)",
-                columns=["variant", "UA", "RA", "TA", "final Sim", "seconds"],
-                rows=[[v, _fmt(groups[m], "forget_acc", 4), _fmt(groups[m], "retain_acc", 4),
-                       _fmt(groups[m], "test_acc", 4), _fmt(groups[m], "final_sim"),
-                       _fmt(groups[m], "seconds")]
-                      for v, m in (("first order (default)", "ofmu"), ("exact", "ofmu_exact"))]))
+        arms = [lb for lb in groups if lb.startswith("ofmu")]
+        tables.append(Table(
+            title=f"{task}: OFMU readings — second-order term, where the outer step starts, "
+                  "ε of Sim's norms, β = 0 (mean ± 95% CI; per-seed UA; terms at θ_0)",
+            columns=["arm", "variant", "outer step at", "β", "ε", "UA", "UA per seed",
+                     "move (gap_orig − gap)", "RA", "TA", "‖∇L_f(θ0)‖", "‖β∇Sim(θ0)‖",
+                     "‖2ρ∇²Φ∇Φ(θ0)‖", "ΔL_f inner", "ΔL_f outer", "max L_f", "final Sim",
+                     "seconds"],
+            rows=[_arm_row(lb, groups, cfg) for lb in arms]))
         claims += _task_claims(task, groups, cfg)
     figures = [_plot_front(per_task, cfg, outdir / "pareto.png"),
                _plot_curves(per_task, cfg, outdir / "retain_curves.png")]
     return Summary(tables=tables, figures=figures, claims=claims, notes=_notes(cfg))
+
+
+def _arm_row(label: str, groups: dict[str, list[Result]], cfg: OFMUConfig) -> list:
+    rs = groups[label]
+    p = rs[0].trial.params
+    method = rs[0].trial.method
+    kw = ofmu_settings(method, p) if method in OFMU_ARMS else {}
+    orig = by_seed(groups.get("original", []), "forget_gap")
+    move = [orig[r.trial.seed] - float(r.metrics["forget_gap"]) for r in rs
+            if r.trial.seed in orig]
+    return [label, kw.get("variant", "—"), {"inner": "θ'_T (chained)",
+                                             "anchor": "θ_k"}.get(kw.get("outer_at"), "—"),
+            f"{kw.get('beta', math.nan):g}", f"{kw.get('eps', math.nan):g}",
+            _fmt(rs, "forget_acc", 4),
+            " ".join(f"{float(r.metrics['forget_acc']):.2f}" for r in rs),
+            fmt_ci(*mean_ci(move), digits=3) if move else "—",
+            _fmt(rs, "retain_acc", 4), _fmt(rs, "test_acc", 4), _fmt(rs, "grad_f_0"),
+            _fmt(rs, "beta_grad_sim_0"), _fmt(rs, "penalty_0"), _fmt(rs, "inner_lf_change"),
+            _fmt(rs, "outer_lf_change"), _fmt(rs, "max_forget_loss"), _fmt(rs, "final_sim"),
+            _fmt(rs, "seconds")]
 
 
 def _plot_front(per_task, cfg: OFMUConfig, path: Path) -> Figure:
@@ -475,7 +590,8 @@ def _plot_front(per_task, cfg: OFMUConfig, path: Path) -> Figure:
         ax.plot(xs, ys, "o-", color="gray", label="GradDiff (λ grid)")
         for lam, x, y in zip(cfg.lambdas, xs, ys, strict=True):
             ax.annotate(f"{lam:g}", (x, y), fontsize=7)
-        for m, mk in (("ofmu", "*"), ("ofmu_beta0", "s"), ("ofmu_exact", "P"), ("ga", "v"),
+        for m, mk in (("ofmu", "*"), ("ofmu_beta0", "s"), ("ofmu_first_order", "P"),
+                      ("ofmu_anchor", "<"), ("ga", "v"),
                       ("npo", "^"), ("ft", "D"), ("retrain", "X"), ("original", "o")):
             if m in groups:
                 ax.plot(_mean(groups[m], "forget_gap"), _mean(groups[m], "test_acc"), mk,
@@ -530,30 +646,49 @@ def _notes(cfg: OFMUConfig) -> list[str]:
         "the bounded forget loss mean_i min(CE_i, log 10); NPO (β = "
         f"{cfg.npo_beta:g}) its own loss.  The paper's forget loss and its learning rates "
         "(appendix §7.4.12) were not retrieved.",
-        "OFMU readings (module optzoo.unlearning.ofmu): outer step at the last inner iterate; "
-        f"ρ_k = min(ρ_0 γ^k, ρ_max) with ρ_0 = {cfg.rho:g}, γ = {cfg.gamma:g}, ρ_max = "
-        f"{cfg.rho_max:g}; default second-order term ∇²Φ∇Φ ≈ H_f∇Φ (first order), the "
-        "exact third-order one reported alongside.",
-        f"ε = {cfg.eps:g} in Sim's norms ‖g‖_ε = sqrt(‖g‖² + ε²): the trained MLP interpolates "
-        "its training set, so at the start ‖∇L_f‖ ≈ 0.003–0.014 and the cosine's gradient "
-        "(∝ 1/‖g‖) swamps the forget gradient; with ε of the order of the gradients reached "
-        "during ascent Sim acts as a scaled inner product until the gradients grow.  On the "
-        "pilot split no grid point with ε ∈ {1e-8, 1e-3} had forget gap and test drop both "
-        "≤ 2 pp on both tasks (most left UA = 1.0 on digit 3); ε = 0.1 with the chosen "
-        "setting did.",
-        "Near the memorised original model the stationarity penalty ρ‖∇Φ‖² is itself small "
-        "(θ_0 is a minimum of L_f, a stationary point of Φ), so the penalty pulls back toward "
-        "re-learning D_f until the inner ascent has left that basin: T = 1 did not forget "
-        "digit 3 on the pilot split.",
+        "OFMU readings (module optzoo.unlearning.ofmu): the claims use the EXACT second-order "
+        "term ∇²Φ∇Φ (triple backward), the outer step chained at the last inner iterate and "
+        f"ε = {cfg.eps:g}; ρ_k = min(ρ_0 γ^k, ρ_max) with ρ_0 = {cfg.rho:g}, γ = "
+        f"{cfg.gamma:g}, ρ_max = {cfg.rho_max:g}.  Beside it (table 'OFMU readings'): the "
+        "first-order term H_f∇Φ, the outer step started at θ_k (θ_{k+1} = θ_k − η∇F(θ'_T)), "
+        f"β = 0, and ε ∈ {list(cfg.eps_sweep)}.  The paper text retrievable for issue 21 "
+        "(abstract, introduction, summaries) settles none of these readings.",
+        "Why class-wise OFMU forgets erratically and β = 0 never does (issue 21; the terms at "
+        "θ_0 and the ΔL_f columns of the table; numbers from the full preset, 5 seeds): (a) "
+        "the trained MLP interpolates D_f, so θ_0 is a minimum of L_f — a stationary point of "
+        "Φ when β = 0, i.e. the original model already satisfies OFMU's constraint ∇Φ = 0 and "
+        "minimises L_r: it (nearly) solves the penalty problem, and ρ‖∇Φ‖² cannot tell this "
+        "minimum of L_f from its maximum (the cap region, where ∇L_f = 0 too).  (b) With "
+        "β = 0 the inner ascent moves L_f by ≈ η‖∇L_f‖² per step (‖∇L_f(θ_0)‖ ≈ 0.016, 0.004 "
+        "on random_noisy) and each outer step 2ρH_f∇L_f pulls it back to the memorised "
+        "minimum: over a run the inner steps add +0.109 to L_f and the outer steps take "
+        "−0.107 away (class-wise), L_f never exceeds 0.05 (the cap is 2.30), UA stays 1 on "
+        "every seed.  GA, never pulled back, escapes the basin class-wise.  (c) With β > 0 the "
+        "first inner steps are made of β∇Sim, not of ∇L_f: ‖β∇Sim(θ_0)‖ / ‖∇L_f(θ_0)‖ ≈ 1.6 "
+        "at ε = 0.1, ≈ 150 at ε = 0.01, ≈ 1300 at ε = 1e-3 and ≈ 1500 at ε = 1e-8 (the "
+        "cosine's gradient ∝ 1/‖g‖; at ε = 0.1 ≫ ‖g‖, Sim ≈ ⟨g_f, g_r⟩/ε², an inner "
+        "product).  Forgetting, when it happens, is a side effect of that kick throwing θ "
+        "out of the memorised basin into the cap region (a maximum of L_f, also stationary, "
+        "where the outer steps only lower L_r); a kick that falls short is undone by the "
+        "outer steps.  So UA is bimodal over seeds: ε = 0.1 gives 1.00 / 0.44 / 0.00 / 1.00 / "
+        "0.96 (the old UA 0.61 ± 1.3 the same way), ε = 1e-2 four of five seeds at 0, "
+        "ε = 1e-3 all five at 0 with RA ≥ 0.99; at ε = 1e-8 the exact penalty's third-order "
+        "term is ‖2ρ_0∇²Φ∇Φ(θ_0)‖ ≈ 4e3 (1e4 on random_noisy, ∝ 1/‖g‖²) and the outer steps "
+        "throw the model far (UA 1.00 / 1.00 / 0.70 / 0 / 0, RA 0.81 class-wise; RA 0.41 on "
+        "random_noisy); the first-order term (≈ 0.5) drops that curvature (UA 1 / 1 / 1 / 0 / "
+        "0, RA 0.99).  On random_noisy no arm both moves towards the retrained model and keeps "
+        "its test accuracy: the first-order arm gets closest (forget gap 0.357 → 0.11, test "
+        "accuracy 0.55 vs the retrained 0.66).",
         "Forget efficacy is measured as |UA − UA_retrain| (the brief: random forgetting is "
         "judged against the retrained model); MIA is the loss-threshold attack (AUC of −loss, "
         "members = D_f); on digits the trained models' test losses are mostly tiny too, so "
         "even the original model's AUC is near 0.5 and the MIA separates methods little.",
         "Reading the verdicts: an OFMU run that leaves the original model unchanged sits on "
         "GradDiff's front (the original model itself is not dominated) and has a flat curve; "
-        f"claims (1)–(3) therefore also require OFMU's forget accuracy to drop by more than "
-        f"{cfg.min_forget * 100:g} pp from the original model's (cell (0)), so that a no-op "
-        "cannot pass them.",
+        "claims (1)–(4) therefore also require OFMU to move towards the retrained model: its "
+        "forget gap |UA − UA_retrain| below the original model's by more than "
+        f"{cfg.min_move * 100:g} pp (cell (0)), so that neither a no-op nor an overshoot past "
+        "the retrained model (UA → 0 on random forgetting) can pass them.",
         f"Seeds: {cfg.seeds}; CIs are Student-t 95 % over seeds.  The paper reports no error "
         "bars.  'trial seconds' is the runner's wall time of a trial; the original and "
         "retrained models are trained once per (task, seed) and process and cached, so the "
