@@ -509,9 +509,73 @@ def _llm_routing_bilevel_entries():
     ]
 
 
+def _preference_entries():
+    """The preference losses and AuxDPO's bandits."""
+    from optzoo.preference import (
+        auxdpo_loss,
+        dpo_loss,
+        gaussian_prior,
+        hybrid_weights,
+        simpo_loss,
+        tdpo_loss,
+        ti_dpo_loss,
+        wdpo_loss,
+    )
+    from optzoo.preference.bandits import paper_bandit, random_bandit
+
+    v = lambda *x: torch.tensor(x, dtype=torch.float64)  # noqa: E731
+    pairs = lambda: dict(chosen_logps=v(-1.0, -2.0), rejected_logps=v(-1.5, -1.0),  # noqa: E731
+                         ref_chosen_logps=v(-1.2, -1.8), ref_rejected_logps=v(-1.4, -1.1))
+    m = torch.ones(2, 3)
+    tok = lambda: torch.tensor([[0.1, -0.2, 0.3], [0.0, 0.4, -0.1]], dtype=torch.float64)  # noqa
+    return [
+        Entry("preference.dpo_loss", lambda **kw: dpo_loss(**kw)[0],
+              lambda: dict(**pairs(), beta=0.1),
+              {"chosen_logps": "tensor", "ref_rejected_logps": "tensor", "beta": "pos"}),
+        Entry("preference.simpo_loss", lambda **kw: simpo_loss(**kw)[0],
+              lambda: dict(chosen_logps=v(-1.0, -2.0), rejected_logps=v(-1.5, -1.0),
+                           chosen_lengths=torch.tensor([2, 3]),
+                           rejected_lengths=torch.tensor([1, 2]), beta=2.0, gamma=0.5),
+              {"chosen_logps": "tensor", "beta": "pos", "gamma": "real"}),
+        Entry("preference.tdpo_loss", lambda **kw: tdpo_loss(**kw)[0],
+              lambda: dict(chosen_logratios=v(0.1, 0.2), rejected_logratios=v(0.0, -0.1),
+                           chosen_kl=v(0.01, 0.02), rejected_kl=v(0.03, 0.0), beta=0.1,
+                           alpha=0.5),
+              {"chosen_kl": "tensor", "beta": "pos", "alpha": "nonneg"}),
+        Entry("preference.wdpo_loss", lambda **kw: wdpo_loss(**kw)[0],
+              lambda: dict(chosen_logps=v(-1.0, -2.0), rejected_logps=v(-1.5, -1.0),
+                           weights=v(1.0, 0.5), beta=0.1),
+              {"weights": "tensor", "beta": "pos"}),
+        Entry("preference.auxdpo_loss", lambda **kw: auxdpo_loss(**kw)[0],
+              lambda: dict(chosen_logratios=v(0.1, 0.2), rejected_logratios=v(0.0, -0.1),
+                           delta_chosen=v(0.01, 0.0), delta_rejected=v(0.0, 0.02),
+                           lambda_null=0.0, lambda_amp=0.01, beta=0.1),
+              {"delta_chosen": "tensor", "beta": "pos", "lambda_amp": "nonneg"}),
+        Entry("preference.ti_dpo_loss", lambda **kw: ti_dpo_loss(**kw)[0],
+              lambda: dict(chosen_logratios=tok(), rejected_logratios=tok(), chosen_mask=m,
+                           rejected_mask=m, chosen_weights=m.double(),
+                           rejected_weights=m.double(), chosen_kl=v(0.0, 0.1),
+                           rejected_kl=v(0.1, 0.0), gamma=0.0, beta=0.1, alpha=0.5),
+              {"chosen_logratios": "tensor_nan", "chosen_kl": "tensor", "beta": "pos",
+               "alpha": "nonneg"}),
+        Entry("preference.gaussian_prior", lambda **kw: gaussian_prior(m, **kw),
+              lambda: dict(sigma_div=4.0), {"sigma_div": "pos"}),
+        Entry("preference.hybrid_weights", hybrid_weights,
+              lambda: dict(importance=tok().abs(), prior=gaussian_prior(m).double(), mask=m,
+                           lam=0.7),
+              {"importance": "tensor_nan", "lam": "level"}, skip=(("lam", "one"),)),
+        Entry("preference.paper_bandit", lambda **kw: paper_bandit(**kw).reward,
+              lambda: dict(ratio=20.0), {"ratio": "pos"}),
+        Entry("preference.random_bandit", lambda **kw: random_bandit(0, **kw).reward,
+              lambda: dict(states=2, actions=3, dim=2, skew=0.3),
+              {"states": "posint", "actions": "posint", "dim": "posint", "skew": "pos"}),
+    ]
+
+
 ENTRIES: list[Entry] = [*_optimizer_entries(), *_policy_entries(), *_rl_entries(),
                         *_transport_entries(), *_mcts_entries(), *_imaging_entries(),
-                        *_breadth_entries(), *_llm_routing_bilevel_entries()]
+                        *_breadth_entries(), *_llm_routing_bilevel_entries(),
+                        *_preference_entries()]
 CASES = [(e, arg, c) for e in ENTRIES for arg, kind in e.args.items() for c in KINDS[kind]
          if (arg, c) not in e.skip]
 
@@ -551,7 +615,7 @@ def test_table_covers_every_kind_and_area():
     areas = {e.name.split(".")[0] for e in ENTRIES}
     assert {"optim", "policy", "rl", "transport", "mcts", "imaging", "llm", "routing",
             "bilevel", "bo", "graphs", "kan", "landscape", "metanet", "nas", "predictions",
-            "recsys", "scheduling", "unlearning"} <= areas
+            "recsys", "scheduling", "unlearning", "preference"} <= areas
     assert len(CASES) >= 100
 
 

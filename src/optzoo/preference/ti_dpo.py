@@ -229,8 +229,8 @@ def ti_dpo_loss(chosen_logratios: Tensor, rejected_logratios: Tensor, chosen_mas
     """
     for name, r, m in (("chosen_logratios", chosen_logratios, chosen_mask),
                        ("rejected_logratios", rejected_logratios, rejected_mask)):
-        _check_mask(name.replace("logratios", "mask"), m, r)
-        _check_tokens(name, r, m)
+        _check_mask(name.replace("logratios", "mask"), m)
+        _check_tokens(name, r, m)  # a shape mismatch names the log-ratios, not the mask
     _check_tokens("chosen_weights", chosen_weights, chosen_mask)
     _check_tokens("rejected_weights", rejected_weights, rejected_mask)
     b = _check_pairs(chosen_kl=chosen_kl, rejected_kl=rejected_kl)
