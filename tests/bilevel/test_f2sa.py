@@ -278,7 +278,7 @@ def test_reproduction_smoke_preset_runs_and_reports(tmp_path):
     again = REPRODUCTION.run_trial(trials[len(trials) // 2], "cpu")  # a part-B trial
     assert again == results[len(trials) // 2].metrics
     summary = REPRODUCTION.summarize(results, cfg, tmp_path)
-    assert len(summary.claims) == 5 and summary.claims[0].held  # (A) holds even at smoke size
+    assert len(summary.claims) == 7 and summary.claims[0].held  # (A) holds even at smoke size
     assert all(f.path.exists() for f in summary.figures) and len(summary.figures) == 3
     oracle_calls = [r.metrics["calls"] for r in results if r.trial.params["part"] == "B"]
     assert all(c >= cfg.b_budget for c in oracle_calls)
@@ -289,6 +289,46 @@ def test_reproduction_presets_reject_bad_values():
     from optzoo.errors import ConfigError
 
     with pytest.raises(ConfigError, match="b_nus"):
-        F2SAConfig(b_nus=(0.6,))
+        F2SAConfig(b_nus=(-0.6, 0.1, 0.2))
+    with pytest.raises(ConfigError, match="b_nu_fracs"):
+        F2SAConfig(b_nu_fracs=(0.5, 1.0, 0.2))  # ν at the limit: node −m not convex
+    with pytest.raises(ConfigError, match="b_nu_fracs, b_nus"):
+        F2SAConfig(b_nu_fracs=(0.5, 0.7))  # unequal ν budgets
+    with pytest.raises(ConfigError, match="b_orders"):
+        F2SAConfig(b_orders=(2, 3))  # no F²SA baseline
     with pytest.raises(ConfigError, match="c_steps"):
         F2SAConfig(c_steps=5)
+
+
+def test_nu_limits_follow_the_most_negative_node():
+    from optzoo.bilevel.reproduce.f2sa_p import F2SAConfig, nu_limit
+
+    # node −m of jν f + g needs m ν L_f < μ (= 1 on problem A)
+    assert [nu_limit(p) for p in (1, 2, 3, 4, 5, 8, 10)] == [None, 1.0, 1.0, 0.5, 0.5, 0.25,
+                                                              0.2]
+    cfg = F2SAConfig()
+    assert set(cfg.b_orders) == {1, 2, 3, 5, 8, 10}  # F²SA and the paper's orders
+    for p in cfg.b_orders:
+        grid = cfg.nu_grid(p)
+        assert len(grid) == len(cfg.b_nus)  # the same ν budget for every order
+        lim = nu_limit(p)
+        if lim is not None:
+            assert max(grid) < lim
+            prob = SmoothStronglyConvex(3, seed=0)
+            prob.penalized_solution(prob.x0(), min(f2sa_nodes(p)) * max(grid))  # convex: ok
+
+
+@pytest.mark.parametrize("p", [1, 3])
+def test_shared_batches_cut_the_variance_on_data_and_are_a_no_op_with_additive_noise(p):
+    # the defect of issue 21: with the Oracle's additive Gaussian noise every call has fresh
+    # noise, so Alg. 1's shared batches cannot act; on the finite-sum problem they must
+    from optzoo.bilevel.reproduce.f2sa_p import _run_variance
+    from optzoo.experiment import Trial
+
+    def ratio(kind):
+        q = {"part": "V", "dim": 4, "kind": kind, "orders": [p], "nus": [0.3], "reps": 150,
+             "sigma": 0.1, "n": 64, "spread": 0.2, "batch": 4}
+        return _run_variance(Trial("variance", kind, 0, q))[f"ratio_p{p}"]
+
+    assert ratio("finite-sum") > 3.0
+    assert 0.7 < ratio("gauss") < 1.4

@@ -103,3 +103,59 @@ def test_bad_arguments_name_themselves(prob):
         SmoothStronglyConvex(0)
     with pytest.raises(ValueError, match="weight"):
         prob.penalized_solution(prob.x0(), -1.0)
+
+
+# -- the finite-sum version (F²SA-p part F: shared minibatches act) ----------------------------
+
+def _fs():
+    from optzoo.bilevel.problems.smooth_strongly_convex import FiniteSumSmoothStronglyConvex
+
+    return FiniteSumSmoothStronglyConvex(4, 5, n=16, spread=0.3, seed=2)
+
+
+def test_finite_sum_closed_forms_equal_autograd_on_a_batch():
+    prob = _fs()
+    x = prob.x0()
+    y = torch.randn(5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    v = torch.randn(5, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    for batch in (None, torch.tensor([3, 3, 7, 0])):
+        for name in ("grad_f", "grad_g"):
+            for a, b in zip(getattr(prob, name)(x, y, batch),
+                            getattr(BilevelProblem, name)(prob, x, y, batch), strict=True):
+                torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(prob.cross_xy(x, y, v, batch),
+                                   BilevelProblem.cross_xy(prob, x, y, v, batch),
+                                   rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(prob.hvp_yy(x, y, v, batch),
+                                   BilevelProblem.hvp_yy(prob, x, y, v, batch),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_finite_sum_full_batch_is_problem_a_and_samples_average_to_it():
+    prob = _fs()
+    base = SmoothStronglyConvex(4, 5, seed=2)
+    x = prob.x0()
+    torch.testing.assert_close(x, base.x0())
+    y = torch.linspace(-1, 1, 5, dtype=torch.float64)
+    # the mean of the n one-sample gradients is the full-batch (= problem A's) gradient
+    singles = [prob.grad_g(x, y, torch.tensor([i])) for i in range(prob.n)]
+    for k in range(2):
+        torch.testing.assert_close(torch.stack([s[k] for s in singles]).mean(0),
+                                   base.grad_g(x, y)[k], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(torch.stack([prob.grad_f(x, y, torch.tensor([i]))[1]
+                                            for i in range(prob.n)]).mean(0),
+                               base.grad_f(x, y)[1], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(prob.hypergradient(x), base.hypergradient(x))
+    # and the samples differ: a minibatch is noisy
+    assert float((singles[0][0] - singles[1][0]).norm()) > 1e-2
+    b = prob.sample("lower", 4, torch.Generator().manual_seed(0))
+    assert b.shape == (4,) and prob.sample("lower", None, None) is None
+
+
+def test_finite_sum_rejects_bad_sizes():
+    from optzoo.bilevel.problems.smooth_strongly_convex import FiniteSumSmoothStronglyConvex
+
+    with pytest.raises(ValueError, match="n"):
+        FiniteSumSmoothStronglyConvex(3, n=1)
+    with pytest.raises(ValueError, match="spread"):
+        FiniteSumSmoothStronglyConvex(3, spread=0.0)

@@ -142,20 +142,60 @@ def test_epoch_sgd_solves_a_degenerate_lower_problem():
     assert float(pr.grad_g_y(x, y).norm()) < 0.02
 
 
-def test_normalized_momentum_step_has_length_eta():
+@pytest.mark.parametrize("schedule", ["constant", "inv_sqrt"])
+def test_normalized_momentum_step_has_length_eta(schedule):
+    # noisy oracle: the estimates' norms vary a lot from step to step, yet every step of x has
+    # the same length η_t (a plain, unnormalized momentum step would fail the length check)
     pr = UniformlyConvexSynthetic(4.0, dim=6, zeros=1, seed=6)
+    eta, beta, eps = 0.037, 0.9, 1e-8
     s = UniBiO(Oracle(pr, noise=0.3, generator=torch.Generator().manual_seed(0)), p=4.0,
-               lr=0.037, neumann_eta=0.5, terms=3)
-    for _ in range(10):
+               lr=eta, beta=beta, neumann_eta=0.5, terms=3, schedule=schedule, eps=eps)
+    m_norms, est_norms = [], []
+    for t in range(12):
         before, m_before = s.x.clone(), s.m.clone()
         s.step()
-        s.steps += 1
-        length = float((s.x - before).norm())
+        # m_t = β m_{t−1} + (1 − β) ĝ_t with the estimate the step used
+        torch.testing.assert_close(s.m, beta * m_before + (1 - beta) * s.estimate,
+                                   rtol=0, atol=1e-14)
+        eta_t = eta if schedule == "constant" else eta / math.sqrt(1 + t)
         m = float(s.m.norm())
-        assert abs(length - 0.037 * m / (m + 1e-8)) < 1e-15  # x −= η m/(‖m‖ + ε)
-        assert abs(length - 0.037) < 1e-6 * 0.037
-        # m is the exponential average of the estimates (β = 0.9)
-        assert float((s.m - 0.9 * m_before).norm()) > 0
+        torch.testing.assert_close(s.x, before - eta_t * s.m / (m + eps), rtol=0, atol=1e-14)
+        length = float((s.x - before).norm())
+        assert length == pytest.approx(eta_t, rel=1e-6)  # ‖Δx‖ = η_t‖m‖/(‖m‖ + ε)
+        m_norms.append(m)
+        est_norms.append(float(s.estimate.norm()))
+        s.steps += 1
+    # the check has power: ‖m‖ and ‖ĝ‖ spread over a wide range while ‖Δx‖ stays η_t
+    assert max(m_norms) / min(m_norms) > 2 and max(est_norms) / min(est_norms) > 2
+
+
+def test_relative_floor_is_a_fraction_of_the_largest_entry():
+    y = torch.tensor([0.0, 1e-4, 0.5, 2.0], dtype=torch.float64)
+    raw = 3.0 * y.abs() ** 2  # (p − 1)|y|^{p−2} at p = 4: [0, 3e-8, 0.75, 12]
+    torch.testing.assert_close(generalized_preconditioner(y, 4.0, 1e-3, relative=True),
+                               torch.clamp(raw, min=12e-3))
+    torch.testing.assert_close(generalized_preconditioner(y, 4.0, 1e-3),
+                               torch.clamp(raw, min=1e-3))
+    zero = torch.zeros(3, dtype=torch.float64)
+    torch.testing.assert_close(generalized_preconditioner(zero, 4.0, 0.1, relative=True),
+                               torch.full((3,), 0.1, dtype=torch.float64))
+
+
+def test_floor_bounds_the_noise_amplification_of_d_inverse():
+    # with y at the degenerate point, ∇_y f's oracle noise reaches the estimate through
+    # D⁻¹ = 1/δ: the estimate's spread over oracle draws scales like 1/δ
+    pr = UniformlyConvexSynthetic(4.0, dim=4, zeros=4, seed=1)
+    y = torch.zeros(4, dtype=torch.float64)
+
+    def spread(floor):
+        o = Oracle(pr, noise=0.1, generator=torch.Generator().manual_seed(3))
+        ests = torch.stack([generalized_hypergradient(o, pr.x0(), y, p=4.0, floor=floor,
+                                                      neumann_eta=0.5, terms=0)
+                            for _ in range(200)])
+        return float(ests.std(0).mean())
+
+    ratio = spread(1e-3) / spread(1e-1)
+    assert 50 < ratio < 200  # 100 = (1e-1 / 1e-3), up to sampling error
 
 
 def test_refresh_happens_every_i_steps():
@@ -195,6 +235,9 @@ def test_bad_arguments_name_themselves():
     for kwargs, name in (({"p": 1.5}, "p"), ({"lr": 0.0}, "lr"), ({"beta": 1.0}, "beta"),
                          ({"refresh_every": 0}, "refresh_every"), ({"lower": "newton"}, "lower"),
                          ({"terms": -1}, "terms"), ({"floor": 0.0}, "floor"),
+                         ({"floor": 2.0, "relative_floor": True}, "floor"),
+                         ({"relative_floor": 1}, "relative_floor"),
+                         ({"schedule": "cosine"}, "schedule"),
                          ({"lower_budget": 2.5}, "lower_budget")):
         with pytest.raises(ValueError, match=name):
             UniBiO(o, **kwargs)
@@ -209,10 +252,10 @@ def test_reproduction_smoke_runs_and_states_claims(tmp_path):
     cfg = REPRODUCTION.presets["smoke"]
     trials = REPRODUCTION.trials(cfg)
     assert {t.method for t in trials} == {
-        "unibio", "stocbio", "ttsa", "masoba"}
+        "unibio", "unibio-dec", "stocbio", "ttsa", "masoba"}
     results = [Result(t, REPRODUCTION.run_trial(t, "cpu")) for t in trials]
     summary = REPRODUCTION.summarize(results, cfg, tmp_path)
-    assert len(summary.claims) == 6 and summary.tables
+    assert len(summary.claims) == 7 and summary.tables
     assert all(f.path.exists() for f in summary.figures)
     # equal budgets in part A: every run stops within one outer step of the budget
     for r in results:

@@ -43,7 +43,9 @@ functions ``F2SA_p`` and ``compute_high_order_diff``):
   the differences cancel sampling noise); ``False`` draws an independent pair per node, as
   the code does.  With a problem whose oracle noise is the Oracle's additive Gaussian noise
   (no data), every call gets fresh noise either way, so the flag matters only for data
-  problems.  Inner SGD minibatches are independent per node and per step in both modes (the
+  problems (:class:`~optzoo.bilevel.problems.smooth_strongly_convex.FiniteSumSmoothStronglyConvex`
+  is the finite-sum problem on which the tests and the reproduction measure it).
+  Inner SGD minibatches are independent per node and per step in both modes (the
   code does this; Alg. 1 does not ask for sharing there).
 * The code's F2SA_p computes only the ``∇_x g`` terms because its upper objective does not
   depend on the hyper-parameters; ``upper_x_grad=False`` does the same and skips those oracle

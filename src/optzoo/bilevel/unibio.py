@@ -40,11 +40,16 @@ convexity``: ``synthetic_exp.py``, ``methods/unibio.py``, ``main.py``; read, not
   it on a non-diagonal problem).  The code sums v_1..v_Q, dropping the identity term (a bias
   of −η_N D⁻¹∇_y f); we keep it, as stocBiO's Neumann series does, with the same Q HVPs.
   D = (p−1)|y|^{p−2} has no floor in the code (it divides by zero at y = 0, and uses
-  ``param.pow(p−2)`` without |·|): we use |y| and floor D at ``floor`` (1e-6, the brief).
+  ``param.pow(p−2)`` without |·|): we use |y| and floor D at δ = ``floor`` (1e-6 by default,
+  the brief), absolute or, with ``relative_floor``, a fraction of max_i D_i.  δ is a real
+  choice, not a technicality: D⁻¹ multiplies the noise of ∇_y f and of every HVP by up to 1/δ
+  (the reproduction reports the sensitivity).
   Each HVP uses a fresh lower minibatch (as in stocBiO; the code reuses one), the cross term a
   training minibatch (the code takes it on a validation batch indexed by validation indices —
   the brief's suspected bug).
 * Normalization: ``x −= η m/(‖m‖ + ε)`` with ε = 1e-8 (script; the network code uses 1e-10).
+  η is constant in the paper and its code; ``schedule="inv_sqrt"`` (η_t = η/√(1 + t)) is an
+  addition of ours for noisy oracles, off by default.
   The synthetic script plugs in the *closed-form* ∇Φ plus N(0, 0.01²); here every estimate goes
   through the oracle (∇f, HVPs, cross product).
 """
@@ -116,23 +121,36 @@ def _check_order(p) -> float:
     return float(p)
 
 
-def generalized_preconditioner(y: torch.Tensor, p: float, floor: float) -> torch.Tensor:
-    """``D = max((p−1)|y|^{p−2}, floor)`` = d[y]^{∘(p−1)}/dy, floored so that D⁻¹ stays finite
-    at y = 0 (ones at p = 2)."""
+def generalized_preconditioner(y: torch.Tensor, p: float, floor: float,
+                               relative: bool = False) -> torch.Tensor:
+    """``D = max((p−1)|y|^{p−2}, δ)`` = d[y]^{∘(p−1)}/dy, floored so that D⁻¹ stays finite at
+    y = 0 (ones at p = 2).
+
+    ``δ = floor`` (absolute) or, with ``relative``, ``δ = floor · max_i (p−1)|y_i|^{p−2}`` (a
+    fraction of the largest entry, so the floor scales with y; an all-zero y gets D = floor).
+    The floor bounds how much D⁻¹ amplifies the oracle noise of ∇_y f and of the HVPs: at
+    δ = 1e-6 a coordinate near y = 0 multiplies its noise by up to 10⁶.
+    """
     if p == 2.0:
         return torch.ones_like(y)
-    return ((p - 1.0) * y.abs() ** (p - 2.0)).clamp_min(floor)
+    d = (p - 1.0) * y.abs() ** (p - 2.0)
+    if relative:
+        top = float(d.max()) if d.numel() else 0.0
+        return d.clamp_min(floor * top if top > 0.0 else floor)
+    return d.clamp_min(floor)
 
 
 def generalized_hypergradient(oracle: Oracle, x: torch.Tensor, y: torch.Tensor, *, p: float,
                               neumann_eta: float = 1e-2, terms: int = 3,
-                              floor: float = 1e-6) -> torch.Tensor:
+                              floor: float = 1e-6, relative_floor: bool = False
+                              ) -> torch.Tensor:
     """UniBiO's hyper-gradient estimate ``∇_x f − ∇²_xy g · v`` with
     ``v = η_N Σ_{q=0}^{Q} (I − η_N D⁻¹∇²_yy g)^q D⁻¹∇_y f`` (Q = ``terms`` HVPs, each on a fresh
-    lower minibatch; one ∇f call, one cross product)."""
+    lower minibatch; one ∇f call, one cross product); ``floor`` and ``relative_floor`` as in
+    :func:`generalized_preconditioner`."""
     o = oracle
     fx, fy = o.grad_f(x, y, o.sample("upper"))
-    d = generalized_preconditioner(y, p, floor)
+    d = generalized_preconditioner(y, p, floor, relative_floor)
     term = fy / d
     total = term.clone()
     for _ in range(terms):
@@ -160,7 +178,13 @@ class UniBiO(BilevelSolver):
         lower_steps: plain SGD steps per refresh (``lower="sgd"``).
         neumann_eta: η_N of the Neumann series.
         terms: Q, HVPs of the Neumann series.
-        floor: lower bound of the preconditioner D.
+        floor: lower bound δ of the preconditioner D (absolute, or relative to D's largest
+            entry with ``relative_floor``); the paper and its code have none (the code divides
+            by zero at y = 0), 1e-6 is the brief's.
+        relative_floor: read ``floor`` as a fraction of max_i D_i.
+        schedule: ``"constant"`` (the paper's fixed η) or ``"inv_sqrt"`` (η_t = η/√(1 + t),
+            t the outer step: not in the paper, an arm for noisy oracles where a constant
+            normalized step hovers at a floor of order η).
         eps: ε of the normalization ``m/(‖m‖ + ε)``.
         x0, y0: starting points (default: the problem's).
     """
@@ -169,7 +193,8 @@ class UniBiO(BilevelSolver):
                  refresh_every: int = 2, lower: str = "epoch_sgd", lower_budget: int = 100,
                  first_epoch: int = 5, radius: float = 1.0, inner_lr: float = 1.0,
                  lower_steps: int = 3, neumann_eta: float = 1e-2, terms: int = 3,
-                 floor: float = 1e-6, eps: float = 1e-8, x0: torch.Tensor | None = None,
+                 floor: float = 1e-6, relative_floor: bool = False,
+                 schedule: str = "constant", eps: float = 1e-8, x0: torch.Tensor | None = None,
                  y0: torch.Tensor | None = None) -> None:
         super().__init__(oracle, x0, y0)
         self.p = _check_order(p)
@@ -189,8 +214,17 @@ class UniBiO(BilevelSolver):
         self.neumann_eta = check_positive("neumann_eta", neumann_eta)
         self.terms = check_positive("terms", terms, integer=True, allow_zero=True)
         self.floor = check_positive("floor", floor)
+        if not isinstance(relative_floor, bool):
+            raise ValueError(f"relative_floor: expected a bool, got {relative_floor!r}")
+        if relative_floor and not self.floor <= 1.0:
+            raise ValueError(f"floor: expected a fraction <= 1 with relative_floor, got {floor!r}")
+        self.relative_floor = relative_floor
+        if schedule not in ("constant", "inv_sqrt"):
+            raise ValueError(f"schedule: expected 'constant' or 'inv_sqrt', got {schedule!r}")
+        self.schedule = schedule
         self.eps = check_positive("eps", eps, allow_zero=True)
         self.m = torch.zeros_like(self.x)
+        self.estimate: torch.Tensor | None = None  # ĝ_t of the last step (the script plots it)
 
     def refresh(self) -> None:
         """Re-solve the lower problem at the current x, warm-started at the current y."""
@@ -207,10 +241,17 @@ class UniBiO(BilevelSolver):
         """The stochastic hyper-gradient estimate at the current (x, y)."""
         return generalized_hypergradient(self.oracle, self.x, self.y, p=self.p,
                                          neumann_eta=self.neumann_eta, terms=self.terms,
-                                         floor=self.floor)
+                                         floor=self.floor, relative_floor=self.relative_floor)
 
     def step(self) -> None:
         if self.steps % self.refresh_every == 0:
             self.refresh()
-        self.m = self.beta * self.m + (1.0 - self.beta) * self.hypergradient()
-        self.x = self.x - self.lr * self.m / (float(self.m.norm()) + self.eps)
+        self.estimate = self.hypergradient()
+        self.m = self.beta * self.m + (1.0 - self.beta) * self.estimate
+        self.x = self.x - self.step_length() * self.m / (float(self.m.norm()) + self.eps)
+
+    def step_length(self) -> float:
+        """η_t of the current outer step t (``self.steps``): η, or η/√(1 + t)."""
+        if self.schedule == "constant":
+            return self.lr
+        return self.lr / math.sqrt(1.0 + self.steps)

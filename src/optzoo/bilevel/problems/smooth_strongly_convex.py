@@ -24,7 +24,7 @@ import torch
 
 from optzoo.bilevel.problem import BilevelProblem
 
-__all__ = ["SmoothStronglyConvex"]
+__all__ = ["FiniteSumSmoothStronglyConvex", "SmoothStronglyConvex"]
 
 
 class SmoothStronglyConvex(BilevelProblem):
@@ -128,3 +128,85 @@ class SmoothStronglyConvex(BilevelProblem):
         x = x.detach()
         ys = self.lower_solution(x, y)
         return -0.1 * torch.sin(x) + self.B.T @ ((ys - self.c) / (2.0 - torch.tanh(ys) ** 2))
+
+
+class FiniteSumSmoothStronglyConvex(SmoothStronglyConvex):
+    """Problem A as a finite sum over ``n`` samples, the stochastic setting in which F²SA-p's
+    shared minibatches (Alg. 1 line 13, common random numbers) act::
+
+        g(x, y) = (1/n) Σ_i [½‖y‖² + Σ log cosh y − ⟨B_i x, y⟩],
+        f(x, y) = (1/n) Σ_i ½‖y − c_i‖² + 0.1 Σ cos x,
+
+    with ``B_i = B + spread·E_i`` and ``c_i = c + spread·e_i`` (E_i with N(0, 1/dim_x) and e_i
+    with N(0, 1) entries, centred so that their means are exactly 0): the full-batch problem
+    *is* problem A, so ``lower_solution``, ``penalized_solution`` and ``hypergradient`` are
+    inherited.  A minibatch is ``batch_size`` sample indices drawn uniformly with replacement
+    (an unbiased estimate of every mean).  The sample-dependent ``∇_x g_i = −B_iᵀ y`` is what
+    makes shared batches matter: with one batch ζ at every node the finite difference
+    ``Σ_j a_j ∇_x g(x, y_j; ζ)/ν = −B_ζᵀ Σ_j a_j y_j/ν`` keeps a noise of order ``spread``,
+    while an independent batch per node leaves ``Σ_j a_j (B − B_{ζ_j})ᵀ y_j/ν``, of order
+    ``spread·‖y‖/ν``.  With ``spread = 0.2`` and batches of 4 the per-coordinate noise of
+    ``∇_y g`` is ≈ 0.1‖x‖/√dim_x, the level of the Gaussian-noise runs.
+
+    Args:
+        dim_x, dim_y: dimensions of the upper and lower variables.
+        n: number of samples (> 1).
+        spread: scale of the per-sample perturbations (> 0).
+        seed: instance seed (B, c, x0 as in problem A; then the perturbations).
+        dtype: floating dtype.
+    """
+
+    name = "smooth-strongly-convex-finite-sum"
+
+    def __init__(self, dim_x: int = 10, dim_y: int | None = None, *, n: int = 256,
+                 spread: float = 0.2, seed: int = 0, dtype: torch.dtype = torch.float64) -> None:
+        super().__init__(dim_x, dim_y, seed=seed, dtype=dtype)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+            raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+        if isinstance(spread, bool) or not isinstance(spread, (int, float)) or not (
+                0 < spread < float("inf")):
+            raise ValueError(f"spread: expected a finite number > 0, got {spread!r}")
+        g = torch.Generator().manual_seed(10_007 + seed)
+        e_b = torch.randn(n, self.dim_y, self.dim_x, generator=g, dtype=dtype) / self.dim_x**0.5
+        e_c = torch.randn(n, self.dim_y, generator=g, dtype=dtype)
+        self.Bs = self.B + spread * (e_b - e_b.mean(0))
+        self.cs = self.c + spread * (e_c - e_c.mean(0))
+        self.n, self.spread = n, float(spread)
+
+    def sample(self, level, batch_size, generator):
+        if batch_size is None or batch_size >= self.n:
+            return None
+        return torch.randint(self.n, (batch_size,), generator=generator)
+
+    def _bc(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        if batch is None:
+            return self.B, self.c
+        return self.Bs[batch].mean(0), self.cs[batch].mean(0)
+
+    def f(self, x, y, batch=None):
+        cs = self.cs if batch is None else self.cs[batch]
+        # the mean of ½‖y − c_i‖² (it differs from ½‖y − mean c‖² by a constant in y)
+        return 0.5 * ((y - cs) ** 2).sum(-1).mean() + 0.1 * torch.cos(x).sum()
+
+    def g(self, x, y, batch=None):
+        b, _ = self._bc(batch)
+        a = y.abs()
+        logcosh = a + torch.log1p(torch.exp(-2.0 * a)) - torch.log(torch.tensor(2.0,
+                                                                                  dtype=y.dtype))
+        return 0.5 * (y**2).sum() + logcosh.sum() - y @ (b @ x)
+
+    def grad_f(self, x, y, batch=None):
+        _, c = self._bc(batch)
+        return -0.1 * torch.sin(x), y - c
+
+    def grad_g(self, x, y, batch=None):
+        b, _ = self._bc(batch)
+        return -(b.T @ y), y + torch.tanh(y) - b @ x
+
+    def grad_g_y(self, x, y, batch=None):
+        b, _ = self._bc(batch)
+        return y + torch.tanh(y) - b @ x
+
+    def cross_xy(self, x, y, v, batch=None):
+        b, _ = self._bc(batch)
+        return -(b.T @ v)
