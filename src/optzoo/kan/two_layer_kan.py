@@ -15,6 +15,12 @@ Initialisation (paper §2/Thm 4.2): α_{pjk} ~ N(0, σ²), trained; β_{pl} ~ Un
 σ → 0 the kernel collapses to the rank-≤ d·g additive kernel) -- an explicit choice, not the
 paper's.
 
+Second-layer basis: the paper shares one basis between the layers.  With the default σ the
+hidden values are z_p(x) ~ N(0, ≈0.5²), centred on 0, while a grid on [0, 1] covers only the
+upper half of that law (the lower half sees the tails of a single RBF, so φ_l(z) and ψ_p are
+almost flat there).  ``hidden_centers`` / ``hidden_rbf_width`` give the second layer its own
+grid (same g functions, e.g. on [−1.5, 1.5] = ±3 sd of z); by default it is the first layer's.
+
 Deviation (optional, off by default): ``symmetric_init=True`` pairs neuron p with neuron p + m/2
 (same α, opposite β) so that f ≡ 0 at initialisation (the "doubling trick"); the paper's analysis
 then applies with r(0) = y exactly.  The tangent kernel's law is unchanged.
@@ -61,6 +67,9 @@ class TwoLayerKAN(nn.Module):
         sigma_scale: see ``sigma``.
         centers: RBF centres (length g); default ``linspace(0, 1, g)``.
         rbf_width: s; default the grid spacing ``1/(g − 1)``.
+        hidden_centers: RBF centres of the second layer φ_l(z) (length g); default ``centers``.
+        hidden_rbf_width: s of the second layer; default the spacing of ``hidden_centers``
+            (``rbf_width`` when those are the first layer's).
         symmetric_init: pair neurons so that f ≡ 0 at init (deviation, see module docstring).
         generator: torch.Generator for a deterministic init.
         dtype: parameter dtype (float64 recommended for kernel work).
@@ -68,7 +77,9 @@ class TwoLayerKAN(nn.Module):
 
     def __init__(self, d: int, width: int, g: int = 8, *, sigma: float | None = None,
                  sigma_scale: float = 1.0, centers: torch.Tensor | None = None,
-                 rbf_width: float | None = None, symmetric_init: bool = False,
+                 rbf_width: float | None = None,
+                 hidden_centers: torch.Tensor | None = None,
+                 hidden_rbf_width: float | None = None, symmetric_init: bool = False,
                  generator: torch.Generator | None = None,
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
@@ -93,6 +104,22 @@ class TwoLayerKAN(nn.Module):
             raise ValueError(f"centers: expected shape ({g},), got {tuple(centers.shape)}")
         self.register_buffer("centers", centers)
         self.rbf_width = float(rbf_width) if rbf_width is not None else 1.0 / (g - 1)
+        if hidden_rbf_width is not None:
+            check_real("hidden_rbf_width", hidden_rbf_width, low=0.0, low_open=True)
+        if hidden_centers is None:
+            hidden = centers.clone()
+            hidden_width = self.rbf_width
+        else:
+            hidden = torch.as_tensor(hidden_centers, dtype=dtype)
+            if hidden.shape != (g,):
+                raise ValueError(f"hidden_centers: expected shape ({g},), got "
+                                 f"{tuple(hidden.shape)}")
+            hidden_width = float((hidden.max() - hidden.min()) / (g - 1))
+            if not hidden_width > 0:
+                raise ValueError("hidden_centers: expected distinct centres")
+        self.register_buffer("hidden_centers", hidden)
+        self.hidden_rbf_width = (float(hidden_rbf_width) if hidden_rbf_width is not None
+                                 else hidden_width)
         self.sigma = float(sigma) if sigma is not None else sigma_scale / math.sqrt(d * g)
         half = width // 2 if symmetric_init else width
         alpha = self.sigma * torch.randn(half, g, d, generator=generator, dtype=dtype)
@@ -112,10 +139,10 @@ class TwoLayerKAN(nn.Module):
 
     def psi(self, x: torch.Tensor) -> torch.Tensor:
         """ψ_p(x) = Σ_l β_{pl} φ_l'(z_p(x)): shape (n, m); ∂f/∂α_{pjk} = ψ_p(x) φ_j(x_k)/√m."""
-        dphi = rbf_derivative(self.hidden(x), self.centers, self.rbf_width)
+        dphi = rbf_derivative(self.hidden(x), self.hidden_centers, self.hidden_rbf_width)
         return torch.einsum("npl,pl->np", dphi, self.beta)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """f(x) for x of shape (n, d); returns shape (n,)."""
-        phi = rbf(self.hidden(x), self.centers, self.rbf_width)
+        phi = rbf(self.hidden(x), self.hidden_centers, self.hidden_rbf_width)
         return torch.einsum("npl,pl->n", phi, self.beta) / math.sqrt(self.m)

@@ -22,10 +22,11 @@ Model: :class:`optzoo.kan.TwoLayerKAN` (Gaussian RBF basis, g centres on [0, 1],
     ``threshold_widths``, the KAN vs a two-layer ReLU net f(x) = Σ_r a_r relu(w_rᵀx)/√m (Du et al.
     2019: W ~ N(0, I) trained, a ∈ {±1} fixed, inputs normalised to ‖x‖ = 1); each with
     η = lr_c/λ_max(H(0)) and T = ``threshold_steps`` GD steps.  A width "works" when the loss is
-    monotone and the relative kernel drift max_t ‖H(t) − H(0)‖_F/‖H(0)‖_F < 0.1 (checked every T/10
-    steps); m*(n) = the smallest grid width that works for every seed.  Deviation: the brief's
-    "converge to 1e-6" is not required (an ill-conditioned H needs far more steps than a CPU
-    preset has); L(T)/L(0) is reported instead.
+    monotone and the kernel drift max_t ‖H(t) − H(0)‖₂ ≤ λ_min(H(0))/2 (checked every T/10
+    steps; issue 20 -- before: ‖H(t) − H(0)‖_F/‖H(0)‖_F < 0.1, still reported); m*(n) = the
+    smallest grid width that works for every seed.  Deviation: the brief's "converge to 1e-6"
+    is not required (an ill-conditioned H needs far more steps than a CPU preset has);
+    L(T)/L(0) is reported instead.
 (4) ``layers`` (paper Figs. 11–12): the part-(2) setting (1-D, n = ``labels_n``, width
     ``labels_width``, random N(0, 1) labels rescaled to ‖y‖² = n, ordinary init) trained three
     ways by full-batch GD — first layer α only (the paper's model), second layer β only (β made a
@@ -56,7 +57,8 @@ rule → new test:
 5. Fig. 3 (label ordering in every seed): was "ordered in every seed" (ties are impossible for
    floats but differences of 1e-9 passed); now ``all_of`` two paired ``superior`` tests on log
    L(T)/L(0) with a minimal factor ``min_loss_factor``.
-6. Tables 1–2 (KAN threshold grows no faster than ReLU's) — the defect named in issue 18: the
+6. Tables 1–2 (KAN threshold grows no faster than ReLU's; grid and "works" rule changed by issue
+   20, see below) — the defect named in issue 18: the
    old rule log2 m*(n_max)/m*(n_min) ≤ the ReLU's read 0 ≤ 0 on the ×4 width grid and passed by
    a tie.  Now the claim is the paper's (the KAN's threshold grows *more slowly*): each seed's
    m*(n) (smallest grid width that works for that seed) is only known up to its grid bracket
@@ -91,7 +93,35 @@ every preset):
 - ``min_exponent_gap = 0.5``: half a power of n (n^1.5 vs n²) is the smallest gap in growth
   rate worth calling "slower"; the paper's bounds differ by 4 (n² vs n⁶) (claim 6).
 
-No preset was changed (claim 6's repair is in the rule, not the grid).  Seeds: the summary reads
+Issue 20 (setups that can show the effect; fixed before the new runs):
+
+- Second-layer basis: with σ = 1/√(d·g) the hidden values are z ~ N(0, ≈0.5²) (measured:
+  sd 0.46–0.48 for d = 1…100), but the second layer's centres were the first layer's grid on
+  [0, 1]: about half of the z mass sat below the grid, on the tail of a single RBF.  The second
+  layer now has its own grid, g centres on [−``hidden_range``, ``hidden_range``] = [−1.5, 1.5]
+  (±3 sd), s = its spacing (:class:`~optzoo.kan.TwoLayerKAN` ``hidden_centers``).  Reading: the
+  paper shares one basis between the layers; a shared *family* with a grid placed over each
+  layer's input range is what FastKAN-style layers do (each layer has its own grid), and the
+  theory only needs bounded basis derivatives.  Every part uses it.
+- Thm 4.6 (claim 4): H^∞ from ``hinf_draws`` = 50 draws (was 10; full: 100) and the max
+  relative error taken over the window where the measured loss is ≥ ``pred_floor`` = 1e-3 of
+  L(0) (three decades; was: down to the 1e-10 round-off floor, where the smallest eigenvalues'
+  Monte-Carlo error and the finite-width ε of the theorem dominate).  The old-window error is
+  reported beside it.
+- Claim 6: the width grid is ×√2 from 16 to 16 384 (21 widths; was ×4, 16…4096), and a width
+  "works" by the theory's absolute kernel condition instead of a relative one: monotone loss and
+  max_t ‖H(t) − H(0)‖₂ ≤ λ_min(H(0))/2 (then λ_min(H(t)) ≥ λ_min(H(0))/2 by Weyl, the
+  condition under which the rate of Thm 4.2 / Du et al. 2019 is proved).  Reading of the
+  issue's "absolute thresholds": the old rule, ‖H(t) − H(0)‖_F/‖H(0)‖_F < 0.1, scales with
+  ‖H(0)‖ ∝ n and so hides the n-dependence that the width bounds are about (both m*(n) came
+  out flat); the spectral rule against λ_min is the one the bounds m ∝ n²/λ₀² (KAN) and
+  n⁶/λ₀⁴ (ReLU) are derived from.  The old rule's m*(n) stay in the tables.
+- Claim 3 (steps to 1e-6·L(0)): a run that does not reach the target within the budget is
+  stored at budget + 1, a lower bound; ``censored`` now makes a comparison resting on such runs
+  inconclusive instead of reading a tie of censored values as "not held" (with the wider
+  second-layer grid no width reaches 1e-6 in the quick preset's 100 steps).
+
+Seeds: the summary reads
 seeds from the trials (``--seed-start`` shifts them) and never assumes 0 … seeds − 1.
 
 Read top to bottom: config and presets, one trial per part, summary with claims.
@@ -114,6 +144,7 @@ from optzoo.experiment.verdicts import (
     all_of,
     bound_holds,
     by_seed,
+    censored,
     downgrade,
     guard,
     noninferior,
@@ -133,7 +164,10 @@ from optzoo.kan import (
 SLUG = "kan-convergence"
 LABELS = ("structured", "random", "anti")
 MODES = ("first", "second", "full")  # part (4): which layer(s) GD trains
-DRIFT_MAX = 0.1
+DRIFT_MAX = 0.1  # old width-threshold rule: relative Frobenius kernel drift (reported)
+SPEC_MAX = 0.5  # width-threshold rule: ‖H(t) − H(0)‖₂ ≤ λ_min(H(0))/2 (the theory's condition)
+#: the width-threshold grid: ×√2 steps from 16 to 16 384 (issue 20: ×4 could not resolve m*(n))
+SQRT2_WIDTHS = tuple(int(round(16 * 2 ** (k / 2))) for k in range(21))
 FLOOR = 1e-10  # losses below FLOOR·L(0) are float64 round-off: excluded from errors/monotonicity
 
 
@@ -149,7 +183,10 @@ class KanConvergenceConfig(Preset):
         sigma_scale: α init std is sigma_scale/√(d·g).
         lr_c: η = lr_c/λ_max of the kernel named in each part.
         spectral_n / spectral_d / spectral_widths / spectral_steps: part (1).
+        hidden_range: the second layer's RBF centres are g points evenly on
+            [−hidden_range, hidden_range] (s = their spacing); z ~ N(0, ≈0.5²) at init.
         hinf_width / hinf_draws: Monte Carlo H^∞ (draws initialisations of this width).
+        pred_floor: Thm 4.6's error window: steps whose measured loss is ≥ pred_floor·L(0).
         labels_n / labels_width / labels_steps: part (2).
         threshold_ns / threshold_d / threshold_widths / threshold_steps: part (3).
         compare_width: the equal width of the KAN-vs-ReLU speed comparison (in threshold_widths).
@@ -161,19 +198,21 @@ class KanConvergenceConfig(Preset):
     seeds: int = 3
     g: int = 8
     sigma_scale: float = 1.0
+    hidden_range: float = 1.5
     lr_c: float = 1.0
     spectral_n: int = 50
     spectral_d: int = 20
     spectral_widths: tuple[int, ...] = (250, 1000, 4000)
     spectral_steps: int = 200
     hinf_width: int = 2000
-    hinf_draws: int = 10
+    hinf_draws: int = 50
+    pred_floor: float = 1e-3
     labels_n: int = 50
     labels_width: int = 2000
     labels_steps: int = 200
     threshold_ns: tuple[int, ...] = (10, 20, 40)
     threshold_d: int = 10
-    threshold_widths: tuple[int, ...] = (16, 64, 256, 1024, 4096)
+    threshold_widths: tuple[int, ...] = SQRT2_WIDTHS
     threshold_steps: int = 100
     compare_width: int = 1024
     min_loss_factor: float = 1.25
@@ -187,6 +226,10 @@ class KanConvergenceConfig(Preset):
         super().validate()
         if self.g < 2:
             raise ConfigError(f"g: expected >= 2, got {self.g}")
+        if not self.hidden_range > 0:
+            raise ConfigError(f"hidden_range: expected > 0, got {self.hidden_range}")
+        if not 0 < self.pred_floor < 1:
+            raise ConfigError(f"pred_floor: expected in (0, 1), got {self.pred_floor}")
         if not 0 < self.lr_c < 2:
             raise ConfigError(f"lr_c: expected in (0, 2), got {self.lr_c}")
         if self.compare_width not in self.threshold_widths:
@@ -207,27 +250,26 @@ PRESETS = {
         seeds=1, spectral_n=20, spectral_d=5, spectral_widths=(200, 800), spectral_steps=40,
         hinf_width=400, hinf_draws=3, labels_n=20, labels_width=400, labels_steps=40,
         threshold_ns=(8, 16), threshold_d=5, threshold_widths=(16, 128, 1024),
-        threshold_steps=30),
+        compare_width=1024, threshold_steps=30),
     "quick": KanConvergenceConfig(seeds=3, spectral_steps=100, labels_width=1000,
                                   labels_steps=100),
     "full": KanConvergenceConfig(
         seeds=5, spectral_n=100, spectral_d=100, spectral_widths=(500, 2000, 8000),
-        spectral_steps=300, hinf_width=4000, hinf_draws=20, labels_steps=1000,
-        threshold_ns=(10, 20, 40, 80), threshold_widths=(16, 32, 64, 128, 256, 512, 1024, 2048,
-                                                         4096, 8192),
-        threshold_steps=300),
+        spectral_steps=300, hinf_width=4000, hinf_draws=100, labels_steps=1000,
+        threshold_ns=(10, 20, 40, 80), threshold_steps=300),
 }
 
 
 def trials(cfg: KanConvergenceConfig) -> list[Trial]:
-    common = {"g": cfg.g, "sigma_scale": cfg.sigma_scale, "lr_c": cfg.lr_c}
+    common = {"g": cfg.g, "sigma_scale": cfg.sigma_scale, "lr_c": cfg.lr_c,
+              "hidden_range": cfg.hidden_range}
     out = []
     for seed in range(cfg.seeds):
         for m in cfg.spectral_widths:
             out.append(Trial("kan", "spectral", seed, {
                 **common, "n": cfg.spectral_n, "d": cfg.spectral_d, "width": m,
                 "steps": cfg.spectral_steps, "hinf_width": cfg.hinf_width,
-                "hinf_draws": cfg.hinf_draws}))
+                "hinf_draws": cfg.hinf_draws, "pred_floor": cfg.pred_floor}))
         for label in LABELS:
             out.append(Trial("kan", f"labels-{label}", seed, {
                 **common, "n": cfg.labels_n, "d": 1, "width": cfg.labels_width,
@@ -259,29 +301,43 @@ def _data(p: dict, seed: int, salt: int) -> tuple[torch.Tensor, torch.Tensor]:
     return x, y
 
 
+def _hidden_centers(p: dict) -> torch.Tensor:
+    """Second-layer RBF centres: g points on [−hidden_range, hidden_range] (issue 20: a grid on
+    [0, 1] left the lower half of z ~ N(0, 0.5²) on the tail of one RBF)."""
+    r = float(p["hidden_range"])
+    return torch.linspace(-r, r, p["g"], dtype=torch.float64)
+
+
 def _kan(p: dict, seed: int, **kw) -> TwoLayerKAN:
     return TwoLayerKAN(p["d"], p["width"], p["g"], sigma_scale=p["sigma_scale"],
+                       hidden_centers=_hidden_centers(p),
                        generator=torch.Generator().manual_seed(7919 * seed + p["width"]), **kw)
 
 
 def _hinf(p: dict, x: torch.Tensor, seed: int) -> torch.Tensor:
     return infinite_width_kernel(x, d=p["d"], g=p["g"], width=p["hinf_width"],
                                  draws=p["hinf_draws"], seed=50_000 + seed,
-                                 sigma_scale=p["sigma_scale"])
+                                 sigma_scale=p["sigma_scale"],
+                                 hidden_centers=_hidden_centers(p))
 
 
 def _gd(model: torch.nn.Module, param: torch.Tensor | list[torch.Tensor], x, y, lr: float,
-        steps: int, kernel=None) -> tuple[list[float], float]:
-    """Full-batch GD on ½‖y − f(x)‖²; returns the loss at every step and the max relative
-    kernel drift (checked every steps/10 steps when ``kernel`` is given)."""
-    losses, drift = [], 0.0
+        steps: int, kernel=None) -> tuple[list[float], tuple[float, float]]:
+    """Full-batch GD on ½‖y − f(x)‖²; returns the loss at every step and the max kernel drift
+    (checked every steps/10 steps when ``kernel`` is given) in two units: relative,
+    ‖H(t) − H(0)‖_F/‖H(0)‖_F, and spectral, ‖H(t) − H(0)‖₂/λ_min(H(0)) (the theory's unit)."""
+    losses, drift, spec = [], 0.0, 0.0
     k0 = kernel() if kernel else None
+    lam0 = float(torch.linalg.eigvalsh(k0)[0]) if kernel else 1.0
     every = max(1, steps // 10)
     for t in range(steps + 1):
         loss = 0.5 * ((y - model(x)) ** 2).sum()
         losses.append(loss.item())
         if kernel and (t % every == 0 or t == steps):
-            drift = max(drift, float((kernel() - k0).norm() / k0.norm()))
+            dk = kernel() - k0
+            drift = max(drift, float(dk.norm() / k0.norm()))
+            spec = max(spec, float(torch.linalg.matrix_norm(dk, ord=2)) / lam0
+                       if lam0 > 0 else math.inf)
         if t == steps:
             break
         params = param if isinstance(param, list) else [param]
@@ -289,7 +345,7 @@ def _gd(model: torch.nn.Module, param: torch.Tensor | list[torch.Tensor], x, y, 
         with torch.no_grad():
             for q, grad in zip(params, grads, strict=True):
                 q -= lr * grad
-    return losses, drift
+    return losses, (drift, spec)
 
 
 def _monotone(losses: np.ndarray) -> bool:
@@ -314,12 +370,15 @@ def _run_spectral(trial: Trial) -> dict:
     meas = np.asarray(losses)
     ev0, evinf = kernel_spectrum(h0)[0], kernel_spectrum(hinf)[0]
     above = meas > FLOOR * meas[0]
+    window = meas >= p["pred_floor"] * meas[0]  # Thm 4.6's window (issue 20): 3 decades
     out = {
         "lr": lr, "lam_min_h0": float(ev0[-1]), "lam_max_h0": float(ev0[0]),
         "lam_min_hinf": float(evinf[-1]), "lam_max_hinf": float(evinf[0]),
         "loss_ratio": float(meas[-1] / meas[0]),
-        "err_h0": float(np.max((np.abs(pred0 - meas) / meas)[above])),
-        "err_hinf": float(np.max((np.abs(predinf - meas) / meas)[above])),
+        "err_h0": float(np.max((np.abs(pred0 - meas) / meas)[window])),
+        "err_hinf": float(np.max((np.abs(predinf - meas) / meas)[window])),
+        "err_hinf_to_floor": float(np.max((np.abs(predinf - meas) / meas)[above])),
+        "steps_in_window": int(window.sum()),
         "steps_above_floor": int(above.sum()),
         "alpha_drift_inf": float((model.alpha.detach() - alpha0).abs().max()),
         "monotone": _monotone(meas),
@@ -386,11 +445,15 @@ def _run_threshold(trial: Trial) -> dict:
                 act = (x @ w.T > 0).to(torch.float64)
                 return (act @ act.T) / m * (x @ x.T)
     lr = p["lr_c"] / float(torch.linalg.eigvalsh(kernel()).max())
-    losses, drift = _gd(model, param, x, y, lr, p["steps"], kernel)
+    losses, (drift, spec) = _gd(model, param, x, y, lr, p["steps"], kernel)
     meas = np.asarray(losses)
     monotone = _monotone(meas)
-    return {"loss_ratio": float(meas[-1] / meas[0]), "drift": drift, "monotone": monotone,
-            "works": bool(monotone and drift < DRIFT_MAX)}
+    # "works" (issue 20): the theory's absolute kernel condition -- H(t) stays within
+    # λ_min(H(0))/2 of H(0) in spectral norm, so λ_min(H(t)) ≥ λ_min(H(0))/2 (Weyl) and the
+    # rate of Thm 4.2 / Du et al. 2019 applies; the old relative-Frobenius rule is kept beside
+    return {"loss_ratio": float(meas[-1] / meas[0]), "drift": drift, "drift_spec": spec,
+            "monotone": monotone, "works": bool(monotone and spec <= SPEC_MAX),
+            "works_rel": bool(monotone and drift < DRIFT_MAX)}
 
 
 def _run_layers(trial: Trial) -> dict:
@@ -436,11 +499,12 @@ def _ci(values) -> str:
     return fmt_ci(*mean_ci(list(values)), digits=3)
 
 
-def _threshold(results: list[Result], method: str, n: int, widths: tuple[int, ...]) -> float:
+def _threshold(results: list[Result], method: str, n: int, widths: tuple[int, ...],
+               rule: str = "works") -> float:
     """m*(n): smallest grid width that works for every seed (2·max grid when none does)."""
     for m in sorted(widths):
         rs = _cell(results, problem="threshold", method=method, n=n, width=m)
-        if rs and all(r.metrics["works"] for r in rs):
+        if rs and all(r.metrics[rule] for r in rs):
             return float(m)
     return 2.0 * max(widths)
 
@@ -482,19 +546,29 @@ def summarize(results: list[Result], cfg: KanConvergenceConfig, outdir: Path) ->
         for n in ns:
             for m in sorted(cfg.threshold_widths):
                 rs = _cell(results, problem="threshold", method=meth, n=n, width=m)
-                th_rows.append([meth, n, m, _ci(r.metrics["drift"] for r in rs),
+                th_rows.append([meth, n, m, _ci(r.metrics["drift_spec"] for r in rs),
+                                _ci(r.metrics["drift"] for r in rs),
                                 f"{sum(r.metrics['monotone'] for r in rs)}/{len(rs)}",
                                 _ci(r.metrics["loss_ratio"] for r in rs),
-                                f"{sum(r.metrics['works'] for r in rs)}/{len(rs)}"])
+                                f"{sum(r.metrics['works'] for r in rs)}/{len(rs)}",
+                                f"{sum(r.metrics['works_rel'] for r in rs)}/{len(rs)}"])
     t_th = Table(
         title=f"(3) width threshold, d = {cfg.threshold_d}, T = {cfg.threshold_steps}, "
-              f"η = {cfg.lr_c}/λ_max(H(0)): max relative kernel drift, monotone loss, L(T)/L(0); "
-              f"'works' = monotone and drift < {DRIFT_MAX}",
-        columns=["model", "n", "m", "kernel drift", "monotone", "L(T)/L(0)", "works"],
+              f"η = {cfg.lr_c}/λ_max(H(0)): max kernel drift ‖H(t) − H(0)‖₂/λ_min(H(0)) and "
+              f"‖H(t) − H(0)‖_F/‖H(0)‖_F, monotone loss, L(T)/L(0); 'works' = monotone and "
+              f"spectral drift ≤ {SPEC_MAX} (the claim's rule); 'works (rel)' = monotone and "
+              f"relative drift < {DRIFT_MAX} (the old rule)",
+        columns=["model", "n", "m", "drift ‖·‖₂/λ_min", "drift ‖·‖_F rel", "monotone",
+                 "L(T)/L(0)", "works", "works (rel)"],
         rows=th_rows)
-    t_mstar = Table(title="(3) empirical m*(n) (2·max grid = no grid width works)",
+    mstar_rel = {meth: [_threshold(results, meth, n, cfg.threshold_widths, "works_rel")
+                        for n in ns] for meth in ("kan", "relu")}
+    t_mstar = Table(title="(3) empirical m*(n), smallest grid width that works for every seed "
+                          "(2·max grid = none works); 'rel' = the old relative-drift rule",
                     columns=["model", *[f"n={n}" for n in ns]],
-                    rows=[[meth, *[f"{v:g}" for v in mstar[meth]]] for meth in mstar])
+                    rows=[[meth, *[f"{v:g}" for v in mstar[meth]]] for meth in mstar]
+                    + [[f"{meth} (rel)", *[f"{v:g}" for v in mstar_rel[meth]]]
+                       for meth in mstar_rel])
 
     lay = {md: _cell(results, problem=f"layers-{md}") for md in MODES}
     t_lay = Table(
@@ -617,12 +691,40 @@ def _growth_claim(results, cfg, ns, mstar) -> Claim:
 
     return Claim(
         text=f"Tables 1–2: the empirical KAN width threshold m*(n) grows more slowly than the "
-             f"ReLU net's over n = {n0}..{n1}: its exponent k (m* ∝ n^k) is smaller by more "
-             f"than {gap:g}, even in the worst case of the width grid's brackets",
+             f"ReLU net's over n = {n0}..{n1}: its exponent k (m* ∝ n^k, m* = the smallest "
+             f"width whose kernel stays within λ_min(H(0))/2 of H(0) in spectral norm with a "
+             f"monotone loss) is smaller by more than {gap:g}, even in the worst case of the "
+             f"×√2 width grid's brackets",
         evidence=f"KAN m* = {mstar['kan']}, ReLU m* = {mstar['relu']}; per-seed exponent "
                  f"intervals KAN {fmt('kan')}, ReLU {fmt('relu')}; worst case (ReLU's lowest − "
                  f"KAN's highest) {worst.describe()}; most favourable {best.describe()}",
         verdict=verdict)
+
+
+def _censored(rs: list[Result], steps: int) -> bool:
+    """Some run never reached 1e-6·L(0) (its steps_to_1e-6 is the budget + 1)."""
+    return any(r.metrics["steps_to_1e-6"] > steps for r in rs)
+
+
+def _speed_claim(spec: dict[int, list[Result]], cfg: KanConvergenceConfig) -> Claim:
+    """Fig. 2: fewer GD steps to 1e-6·L(0) at the largest width than at the smallest."""
+    widths = sorted(spec)
+    lo_m, hi_m = widths[0], widths[-1]
+    steps = [mean_ci([r.metrics["steps_to_1e-6"] for r in spec[m]])[0] for m in widths]
+    v = superior(by_seed(spec[hi_m], "steps_to_1e-6"), by_seed(spec[lo_m], "steps_to_1e-6"),
+                 min_effect=cfg.min_steps, direction="less")
+    # a run that never reaches 1e-6 is stored at steps + 1: a lower bound of its cost, so a
+    # censored baseline cannot support "not held" (nor a censored method "held")
+    v = censored(v, a_censored=_censored(spec[hi_m], cfg.spectral_steps),
+                 b_censored=_censored(spec[lo_m], cfg.spectral_steps),
+                 why=f"a run did not reach 1e-6·L(0) within {cfg.spectral_steps} steps")
+    return Claim(
+        text=f"Fig. 2: the training loss decays faster for larger m: fewer GD steps to L ≤ "
+             f"1e-6·L(0) at m = {hi_m} than at m = {lo_m} (same η for all widths, paired by "
+             f"seed), by more than {cfg.min_steps:g} step",
+        evidence=", ".join(f"m={m}: {s:.3g}" for m, s in zip(widths, steps, strict=True))
+        + f"; steps saved (m={lo_m} − m={hi_m}): {v.describe()}",
+        verdict=v)
 
 
 def _claims(results, cfg, spec, lab, ns, mstar) -> list[Claim]:
@@ -653,16 +755,7 @@ def _claims(results, cfg, spec, lab, ns, mstar) -> list[Claim]:
         + f"; log(drift m={lo_m} / m={hi_m}) {v.describe()}",
         verdict=v))
 
-    steps = [mean_ci([r.metrics["steps_to_1e-6"] for r in spec[m]])[0] for m in widths]
-    v = superior(by_seed(spec[hi_m], "steps_to_1e-6"), by_seed(spec[lo_m], "steps_to_1e-6"),
-                 min_effect=cfg.min_steps, direction="less")
-    claims.append(Claim(
-        text=f"Fig. 2: the training loss decays faster for larger m: fewer GD steps to L ≤ "
-             f"1e-6·L(0) at m = {hi_m} than at m = {lo_m} (same η for all widths, paired by "
-             f"seed), by more than {cfg.min_steps:g} step",
-        evidence=", ".join(f"m={m}: {s:.3g}" for m, s in zip(widths, steps, strict=True))
-        + f"; steps saved (m={lo_m} − m={hi_m}): {v.describe()}",
-        verdict=v))
+    claims.append(_speed_claim(spec, cfg))
 
     big = spec[hi_m]
     err = [r.metrics["err_hinf"] for r in big]
@@ -670,11 +763,15 @@ def _claims(results, cfg, spec, lab, ns, mstar) -> list[Claim]:
     claims.append(Claim(
         text=f"Thm 4.6: at the largest width (m = {hi_m}) the measured loss follows the "
              "H^∞-spectrum prediction Σ(1 − ηλ_i)^{2t}(v_iᵀr(0))²/2 within "
-             f"{cfg.pred_tol * 100:g}% at every step (until round-off): the seeds' max relative "
-             f"error is at most {cfg.pred_tol:g}",
+             f"{cfg.pred_tol * 100:g}% at every step while the loss is above "
+             f"{cfg.pred_floor:g}·L(0) (H^∞ from {cfg.hinf_draws} draws of width "
+             f"{cfg.hinf_width}): the seeds' max relative error is at most {cfg.pred_tol:g}",
         evidence=f"max relative error {_ci(err)} (per seed: "
-                 f"{', '.join(f'{e:.3g}' for e in err)}); {v.describe()}; with H(0) instead: "
-                 f"{_ci(r.metrics['err_h0'] for r in big)}",
+                 f"{', '.join(f'{e:.3g}' for e in err)}) over "
+                 f"{_ci(r.metrics['steps_in_window'] for r in big)} steps; {v.describe()}; "
+                 f"with H(0) instead: {_ci(r.metrics['err_h0'] for r in big)}; over the whole "
+                 f"run down to {FLOOR:g}·L(0) (the old window): "
+                 f"{_ci(r.metrics['err_hinf_to_floor'] for r in big)}",
         verdict=v))
 
     ls = {lb: _floored(rs) for lb, rs in lab.items()}
