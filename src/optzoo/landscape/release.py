@@ -101,3 +101,40 @@ def release_dynamics(model: nn.Module, loss_fn: Callable, path: Callable, y0: fl
                 out.ys.append(yk)
                 out.losses.append(float(f(theta.detach(), x, y)))
     return out
+
+
+def entropic_drift_rate(lr: float, temperature: float, project_every: int,
+                        dcurvatures, curvatures=None) -> float:
+    """Expected change of the path coordinate per step of projected Langevin dynamics in the
+    quadratic model of the paper's §2 (``V = ½ Σ_i h_i(s) x_i²``, ``s`` = arc length along the
+    path, ``x`` transverse), averaged over one projection cycle.
+
+    After a projection ``x = 0``; ``k`` noisy steps later ``E x_i² = 2ηT Σ_{j<k} (1 − ηh_i)^{2j}``
+    (discrete Ornstein-Uhlenbeck), and the step on ``s`` is ``−η ½ Σ_i h_i'(s) E x_i²``:
+    negative where the curvature grows with ``s``, i.e. toward flatter regions.
+
+    Args:
+        lr: η.  temperature: T.  project_every: k, steps between projections.
+        dcurvatures: ``h_i'(s)``, one per transverse direction (or their sum, ``d tr H/ds``,
+            with ``curvatures=None``).
+        curvatures: ``h_i(s)``; ``None`` takes the un-equilibrated limit ``η h_i k ≪ 1``
+            (``E x_i² = 2ηTk``), an upper bound on the drift of every direction with h_i > 0.
+    """
+    if not lr > 0 or not temperature >= 0 or project_every < 1:
+        raise ValueError(f"lr > 0, temperature >= 0, project_every >= 1 required, got {lr}, "
+                         f"{temperature}, {project_every}")
+    dh = torch.as_tensor(dcurvatures, dtype=torch.float64).reshape(-1)
+    k = torch.arange(project_every, dtype=torch.float64)  # noisy steps before each gradient
+    if curvatures is None:
+        var = 2 * lr * temperature * k.expand(dh.numel(), -1)
+    else:
+        h = torch.as_tensor(curvatures, dtype=torch.float64).reshape(-1, 1)
+        if h.shape[0] != dh.numel():
+            raise ValueError(f"curvatures: expected {dh.numel()} values to match dcurvatures, "
+                             f"got {h.shape[0]}")
+        q2 = (1 - lr * h) ** 2
+        # Σ_{j<k} q2^j, written so that q2 = 1 (h = 0) gives k exactly
+        geo = torch.where((q2 - 1).abs() < 1e-12, k, (1 - q2**k) / (1 - q2).where(
+            (q2 - 1).abs() >= 1e-12, torch.ones_like(q2)))
+        var = 2 * lr * temperature * geo
+    return float(-lr * 0.5 * (dh[:, None] * var).sum(0).mean())
