@@ -201,19 +201,26 @@ def test_variational_log_partition_rejects_bad_input():
                                   steps=1)
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_targets_from_log_partition_stay_inside_the_initial_loss(seed):
-    rng = np.random.default_rng(seed)
-    gs = np.linspace(0.005, 0.05, 10)
-    # log Z of the shape a network gives: volume term plus −L/g, with noise.
-    log_z = 100 * np.log(gs) - rng.uniform(0.05, 0.5) / gs + rng.normal(0, 0.5, gs.size)
-    l0 = float(rng.uniform(0.2, 2.0))
-    for n_coeffs in (4, 6):
-        t = targets_from_log_partition(gs, log_z, l0, n_coeffs=n_coeffs, tau_factor=10.0)
-        assert all(0.0 < v < l0 for v in t) and t == sorted(t)
-    # Scale invariance: a constant added to log Z changes nothing (Z is normalised).
-    assert (targets_from_log_partition(gs, log_z + 50.0, l0, n_coeffs=6, tau_factor=10.0)
-            == targets_from_log_partition(gs, log_z, l0, n_coeffs=6, tau_factor=10.0))
+@pytest.mark.parametrize("r, n_coeffs, tau_factor", [(1.5, 4, 10.0), (2.0, 6, 10.0),
+                                                     (3.0, 6, 30.0), (0.8, 5, 5.0)])
+def test_targets_from_log_partition_match_the_closed_form_threshold(r, n_coeffs, tau_factor):
+    # Z(g) = C·Σ_{n<N} n!·rⁿ gⁿ exactly (C = e⁷: Z is normalised, only ratios count) ⇒ the
+    # weighted fit recovers a_n = C·n!·rⁿ, b_n = C·rⁿ, and |Σ b_n ζⁿ| > τ = τ_f·|b_0| first
+    # holds at ζ* = x*/r with x* the positive root of Σ_{n<N} xⁿ = τ_f.  The target is the
+    # first scan point at or above ζ*: within one scan step of the closed form.  (Replaces a
+    # test that re-asserted the function's own (0, l0) filter.)
+    gs = np.linspace(0.005, 0.05, 12)
+    z = sum(math.factorial(n) * r**n * gs**n for n in range(n_coeffs))
+    roots = np.roots([1.0] * (n_coeffs - 1) + [1.0 - tau_factor])
+    x_star = float(min(v.real for v in roots if abs(v.imag) < 1e-12 and v.real > 0))
+    l0, n_scan = 2.0 * x_star / r, 2000
+    t = targets_from_log_partition(gs, np.log(z) + 7.0, l0, n_coeffs=n_coeffs,
+                                   tau_factor=tau_factor, n_scan=n_scan)
+    step = l0 / (n_scan + 1)
+    assert len(t) == 1 and x_star / r - 1e-9 <= t[0] <= x_star / r + step
+    # With l0 below ζ* there is no target: the scan stops at the initial loss.
+    assert targets_from_log_partition(gs, np.log(z), 0.9 * x_star / r, n_coeffs=n_coeffs,
+                                      tau_factor=tau_factor) == []
 
 
 def test_targets_from_log_partition_finds_a_planted_singularity():

@@ -23,7 +23,7 @@ def _fit_results(loss, *, targets="0.1,0.2", control="0.3,0.4", seeds=3) -> list
             for seed in range(seeds):
                 final = loss(method, point, seed)
                 m = {"final_loss": final, "initial_loss": 1.0, "diverged": 0.0,
-                     "mean_factor": 1.0,
+                     "mean_factor": 1.0 + 0.1 * point.get("lam", 0.0),  # a_t > 1 iff λ > 0
                      **{f"curve_{i:02d}": final for i in range(rs.FIT_CURVE + 1)}}
                 if method.startswith("surge"):
                     m.update(n_targets=2.0, reviewer_target=-1.0, log_z_gmin=1.0,
@@ -45,9 +45,11 @@ def _claims(results, tmp_path):
 def test_baseline_best_lr_on_the_grid_edge_makes_2b_inconclusive(tmp_path):
     # Adam improves all the way to the largest lr of its grid; SURGE-Adam is 40 % lower: the
     # old rule held (2b) on the ratio of means, the guard now says the grid cannot decide it.
+    top = max(pt["lr"] for pt in rs._fit_grid(CFG, "adam"))
+
     def loss(method, p, seed):
         if method == "adam":
-            return 0.1 * (0.01 / p["lr"]) * (1 + 0.01 * seed)
+            return 0.1 * (top / p["lr"]) * (1 + 0.01 * seed)
         if method == "surge_adam":
             return 0.06 * _bowl(0.003, 1.0, seed, p["lr"]) * (1 + 0.1 * abs(p["lam"] - 1.0))
         return _bowl(0.1, 0.1, seed, p["lr"]) * (1 + 0.1 * abs(p.get("lam", 1.0) - 1.0))
@@ -57,11 +59,34 @@ def test_baseline_best_lr_on_the_grid_edge_makes_2b_inconclusive(tmp_path):
     assert any("would be held" in g for g in c.verdict.guards)
 
 
-def test_surge_tuned_on_lr_x_lambda_against_an_lr_grid_is_an_unequal_budget(tmp_path):
+@pytest.mark.parametrize("preset", sorted(rs.PRESETS))
+def test_baselines_get_surge_s_tuning_budget_over_its_effective_lr_range(preset):
+    # Issue 20: SURGE was tuned on lr × λ (9 points) against 3 lr values for SGD / Adam, and
+    # the baselines' grids stopped below the lr SURGE reaches (lr·a_t, a_t ≤ 1 + λ).
+    cfg = rs.PRESETS[preset]
+    for base, wrapped, lrs in (("sgd", "surge_sgd", cfg.fit_lrs),
+                               ("adam", "surge_adam", cfg.fit_adam_lrs)):
+        b = [p["lr"] for p in rs._fit_grid(cfg, base)]
+        assert len(b) == len(rs._fit_grid(cfg, wrapped)) == len(lrs) * len(cfg.lams)
+        assert len(set(b)) == len(b) and min(b) == min(lrs)
+        top = max(lrs) * (1 + max(cfg.lams)) if len(b) > 1 else max(lrs)  # smoke: one value
+        assert max(b) == pytest.approx(top, rel=1e-2)
+    for base in ("gd", "adam", "cosine"):
+        assert len(rs._grid(cfg, base)) == len(rs._grid(cfg, "surge"))
+
+
+def test_2a_holds_on_equal_budgets_and_a_missing_baseline_point_is_an_unequal_budget(tmp_path):
     def loss(method, p, seed):
         level = 0.05 if method == "surge_sgd" else 0.1
         return _bowl(0.1, level, seed, p["lr"]) * (1 + 0.1 * abs(p.get("lam", 1.0) - 1.0))
-    c = _claims(_fit_results(loss), tmp_path)["(2a)"]
+    results = _fit_results(loss)
+    c = _claims(results, tmp_path)["(2a)"]
+    assert c.status == "held" and c.verdict.test == "superior"
+    # the same data with one SGD grid point missing: SGD was tuned on fewer points
+    dropped = max(p["lr"] for p in rs._fit_grid(CFG, "sgd"))
+    fewer = [r for r in results
+             if not (r.trial.method == "sgd" and r.trial.params["lr"] == dropped)]
+    c = _claims(fewer, tmp_path)["(2a)"]
     assert c.status == "inconclusive" and "unequal tuning budget" in c.verdict.reason
 
 
@@ -117,3 +142,32 @@ def test_verdict_margins_are_not_trial_parameters():
     keys = {t.key(rs.SLUG) for t in rs.trials(CFG)}
     changed = type(CFG)(**{**CFG.__dict__, "min_rel_gain": 0.5, "min_effect_success": 0.9})
     assert {t.key(rs.SLUG) for t in rs.trials(changed)} == keys
+
+
+def test_best_lambda_of_zero_is_a_hard_limit_and_the_largest_lambda_an_edge(tmp_path):
+    # λ = 0 is SURGE without amplification (a_t = 1, Eq. 34): a best λ there is no grid edge,
+    # it is SURGE adding nothing -- the method does not act, so the claim is inconclusive
+    # (the tie with SGD is kept as "would be not held").  A best λ at the top of the grid is
+    # an edge: inconclusive.
+    def loss_with(lam_factor):
+        def loss(method, p, seed):
+            lam = p.get("lam", 0.0)
+            return _bowl(0.1, 0.1, seed, p["lr"]) * (lam_factor(lam) if method == "surge_sgd"
+                                                     else 1.0)
+        return loss
+    c = _claims(_fit_results(loss_with(lambda lam: 1 + 0.1 * lam)), tmp_path)["(2a)"]
+    assert c.status == "inconclusive" and "does not act" in c.verdict.reason
+    assert "λ = 0" in c.verdict.reason
+    assert any(g.startswith("would be not held") for g in c.verdict.guards)
+    assert not any("grid edge" in g for g in c.verdict.guards)
+    # the same comparison with SURGE amplifying (λ > 0) but never stepping (a_t = 1 recorded
+    # in every seed: no target below the loss) is idle as well
+    idle = [r for r in _fit_results(loss_with(lambda lam: 1 + 0.1 * abs(lam - 1.0)))]
+    for r in idle:
+        if r.trial.method == "surge_sgd":
+            r.metrics["mean_factor"] = 1.0
+    c = _claims(idle, tmp_path)["(2a)"]
+    assert c.status == "inconclusive" and "no step amplified" in c.verdict.reason
+    c = _claims(_fit_results(loss_with(lambda lam: 1 / (1 + lam))), tmp_path)["(2a)"]
+    assert c.status == "inconclusive" and "grid edge" in c.verdict.reason
+    assert "lam" in c.verdict.reason
