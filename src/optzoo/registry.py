@@ -117,7 +117,7 @@ PAPERS: tuple[Paper, ...] = (
     _P("auxdpo", "Why DPO is a Misspecified Estimator and How to Fix It",
        "AuxDPO", "preference", None, "optzoo.preference.reproduce.auxdpo:REPRODUCTION"),
     _P("xtf", "Explainable Token-level Noise Filtering for LLM Fine-tuning Datasets",
-       "XTF", "preference"),
+       "XTF", "preference", "WEEodalWQg", "optzoo.preference.reproduce.xtf:REPRODUCTION"),
     _P("steporlm",
        "StepORLM: A Self-Evolving Framework with Generative Process Supervision for Operations "
        "Research Language Models", "StepORLM", "preference"),
