@@ -174,6 +174,67 @@ def test_fixed_point_hint_solves_the_fixed_point():
     torch.testing.assert_close(delta, target, rtol=0, atol=1e-12)
 
 
+def _logcosh_problem(seed=0, n=40, d=6, mu=0.1):
+    """F(x) = mean log cosh(Ax − b) + (μ/2)‖x‖²: smooth, non-quadratic, ∇F is L-Lipschitz with
+    L = λ_max(AᵀA)/n + μ (log cosh'' ≤ 1)."""
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(n, d, generator=g, dtype=torch.float64)
+    b = 3.0 * torch.randn(n, generator=g, dtype=torch.float64)
+    L = float(torch.linalg.eigvalsh(A.T @ A).max()) / n + mu
+
+    def grad(x):
+        return A.T @ torch.tanh(A @ x - b) / n + mu * x
+
+    return A, b, mu, L, grad
+
+
+@pytest.mark.parametrize("D", [0.05, 0.5])
+def test_odog_hint_error_is_bounded_by_the_change_of_direction(D):
+    """The defining property of the extrapolated hint (paper §3.1): w_{n+1} − z_n =
+    (Δ_{n+1} − Δ_n)/2, hence ‖g_{n+1} − h_{n+1}‖ ≤ (L/2)‖Δ_{n+1} − Δ_n‖ for an L-smooth F.
+    Checked on every iteration from the points the optimizer queries (projection active for
+    D = 0.05, mostly inactive for D = 0.5).  The naive hint point x_n (or h = g_n) violates it."""
+    A, b, mu, L, grad = _logcosh_problem()
+    x = torch.nn.Parameter(torch.full((A.shape[1],), 2.0, dtype=torch.float64))
+    opt = O2NC([x], lr=0.5 / L, D=D, T=5)
+    queries = []
+
+    def closure():
+        opt.zero_grad()
+        p = x.detach().clone()
+        loss = (torch.log(torch.cosh(A @ x - b))).mean() + 0.5 * mu * (x * x).sum()
+        loss.backward()
+        queries.append((p, x.grad.detach().clone()))
+        return loss
+
+    xs, deltas_state = [x.detach().clone()], []
+    for _ in range(60):
+        opt.step(closure)
+        xs.append(x.detach().clone())
+        deltas_state.append(opt.state[x]["delta"].clone())
+    # queries: [x₀ (h₁), w₁, z₁, w₂, z₂, ...]; Δ_n = 2(w_n − x_{n−1})
+    w = [queries[2 * n - 1] for n in range(1, 61)]
+    z = [queries[2 * n] for n in range(1, 61)]
+    deltas = [2 * (w[n][0] - xs[n]) for n in range(60)]           # Δ_1 … Δ_60
+    torch.testing.assert_close(torch.stack(deltas[1:]), torch.stack(deltas_state[:-1]),
+                               rtol=0, atol=1e-12)
+    assert max(float(torch.linalg.vector_norm(d)) for d in deltas) <= D * (1 + 1e-12)
+    ratios, naive = [], []
+    for n in range(59):                                          # pairs (Δ_{n+1}, Δ_{n+2})
+        d_move = float(torch.linalg.vector_norm(deltas[n + 1] - deltas[n]))
+        g_next, h_next = w[n + 1][1], z[n][1]                    # g_{n+2}, h_{n+2} = ∇F(z_{n+1})
+        torch.testing.assert_close(w[n + 1][0] - z[n][0], (deltas[n + 1] - deltas[n]) / 2,
+                                   rtol=0, atol=1e-12)
+        torch.testing.assert_close(h_next, grad(z[n][0]), rtol=1e-12, atol=1e-14)
+        err = float(torch.linalg.vector_norm(g_next - h_next))
+        assert err <= 0.5 * L * d_move * (1 + 1e-9) + 1e-14
+        ratios.append(err / max(0.5 * L * d_move, 1e-300))
+        naive.append(float(torch.linalg.vector_norm(g_next - grad(xs[n + 1])))
+                     / max(0.5 * L * d_move, 1e-300))
+    assert max(ratios) > 0.05          # the bound is exercised, not vacuous
+    assert max(naive) > 1.0            # the hint at x_n (no extrapolation) breaks it
+
+
 @pytest.mark.parametrize(("hint", "per_step", "extra"), [
     ("extrapolated", 2, 1), ("previous", 1, 0), ("none", 1, 0), ("fixed_point", 4, 0)])
 def test_gradient_calls_are_counted_and_saved(hint, per_step, extra):
@@ -337,21 +398,54 @@ def test_reproduction_problem_gradients_match_autograd(name):
     torch.testing.assert_close(grad, xa.grad, rtol=1e-10, atol=1e-12)
 
 
-def test_reproduction_grids_the_radius_only_when_asked():
-    from optzoo.optim.reproduce.o2nc import PRESETS, _optimizer, trials
+def test_reproduction_radius_follows_eps_and_every_method_has_the_same_budget():
+    """Issue 20: D was one fixed number per problem.  Now D(ε) = s·D_ref·(ε/ε_ref)^a on a grid
+    of s for every O2NC method, and GD/SGD gets as many grid points (equal tuning budget)."""
+    from optzoo.optim.reproduce.o2nc import PRESETS, _grid, _optimizer, trials
 
-    base = PRESETS["smoke"]
-    fixed = trials(base)
-    assert all("radius_scale" not in t.params for t in fixed)
-    gridded = trials(base.with_overrides({"radius_scales": "1,0.1"}))
-    o2nc_fixed = [t for t in fixed if t.method not in ("gd", "nsgd")]
-    o2nc_grid = [t for t in gridded if t.method not in ("gd", "nsgd")]
-    assert len(o2nc_grid) == 2 * len(o2nc_fixed)
-    assert len(gridded) - len(o2nc_grid) == len(fixed) - len(o2nc_fixed)
-    t = next(t for t in o2nc_grid if t.params.get("radius_scale") == 0.1)
+    for name in ("quick", "full"):
+        cfg = PRESETS[name]
+        for problem, sigma in [(p, 0.0) for p in cfg.problems] + [("robust", cfg.sigmas[0])]:
+            sizes = {m: len(_grid(cfg, m, problem, sigma))
+                     for m in ("odog", "naive_hint", "ogd", "cmo23", "odog_adaptive", "gd")}
+            assert len(set(sizes.values())) == 1 and sizes["odog"] > 1, (name, problem, sizes)
+            assert len({p["radius_scale"] for p in _grid(cfg, "odog", problem, sigma)}) >= 3
+    theory = PRESETS["quick"].with_overrides({"radius_exponent": "0.75"})
+    ds = {}
+    for t in trials(theory):
+        if t.method == "odog" and t.problem == "robust" and t.params["sigma"] == 0.0:
+            ds.setdefault(t.params["eps"][0], set()).add(t.params["D"])
+    assert all(len(v) == 1 for v in ds.values())  # the multiplier is a separate grid axis
+    (e1, d1), (e2, d2) = sorted((e, v.pop()) for e, v in ds.items())[:2]
+    assert d1 / d2 == pytest.approx((e1 / e2) ** 0.75, rel=1e-12)
+    t = next(t for t in trials(theory) if t.method == "cmo23" and t.params["sigma"] == 0.0
+             and t.params["radius_scale"] != 1.0)
     opt = _optimizer(t.method, torch.nn.Parameter(torch.zeros(3, dtype=torch.float64)),
-                     t.params, 1.0)
-    assert opt.param_groups[0]["D"] == pytest.approx(0.1 * t.params["D"])
+                     {**t.params, "dim": 3}, 1.0)
+    assert opt.param_groups[0]["D"] == pytest.approx(t.params["radius_scale"] * t.params["D"])
+
+
+def test_reproduction_noise_scales_episode_radius_and_step_with_sigma():
+    """With noise: T = max(T₀, ⌈σ²d/ε²⌉), T·D equal to the noise-free episode diameter, and
+    η = η_scale/(L̂₁ + σ√d·√T/D): η_scale/L̂₁ at σ = 0, → η_scale·D/(σ√(dT)) for large σ."""
+    from optzoo.optim.reproduce.o2nc import PRESETS, _shared, _step
+
+    cfg = PRESETS["full"]
+    e = 0.01
+    det = _shared(cfg, "robust", 0.0, e)
+    assert det["T"] == cfg.episode
+    for sigma, T in ((0.01, 50), (0.1, 5000)):  # σ²d/ε² with d = 50
+        noisy = _shared(cfg, "robust", sigma, e)
+        assert noisy["T"] == T
+        assert noisy["T"] * noisy["D"] == pytest.approx(det["T"] * det["D"], rel=1e-12)
+    assert _shared(cfg, "robust", 1e-4, e)["T"] == cfg.episode  # tiny noise: T₀ kept
+    p = {"eta_scale": 0.5, "sigma": 0.0, "dim": 50, "T": 10}
+    assert _step(p, 4.0, 0.1) == 0.125
+    big = {**p, "sigma": 1e3, "T": 400}
+    assert _step(big, 4.0, 0.1) == pytest.approx(0.5 * 0.1 / (1e3 * math.sqrt(50 * 400)),
+                                                 rel=1e-3)
+    steps = [_step({**p, "sigma": s}, 4.0, 0.1) for s in (0.0, 0.01, 0.1, 1.0)]
+    assert steps == sorted(steps, reverse=True) and steps[-1] < steps[0] / 10
 
 
 # -- the reproduction's verdicts (synthetic results: the rules, not the runs) -------------------
@@ -443,3 +537,56 @@ def test_o2nc_selection_goes_through_tune_with_equal_budgets(tmp_path):
     cmo = picks[("cmo23", "robust", 0.0, 0.01)]
     # 1.0 has mean (200 + 1000 + 200)/3 > 300: the unreached seed counts the budget
     assert cmo.tuned.best == 0.5 and cmo.calls == {0: 300, 1: 300, 2: 300}
+
+
+def _o2nc_results_2d(calls, budget=1000, e=0.01):
+    """``calls[method][(η, D×)] = [calls per seed]`` on a 2-D (η, D) grid, one ε per trial."""
+    from optzoo.experiment import Result, Trial
+
+    out = []
+    for method, grid in calls.items():
+        for (eta, r), per_seed in grid.items():
+            for seed, c in enumerate(per_seed):
+                params = {"sigma": 0.0, "eta_scale": eta, "radius_scale": r, "budget": budget,
+                          "eps": [e]}
+                out.append(Result(Trial(method, "robust", seed, params), {f"calls@{e:g}": c}))
+    return out
+
+
+def _grid2d(best, best_at=(1.0, 1.0)):
+    """3 × 3 (η, D×) grid with ``best`` per seed at ``best_at`` and 2–3× worse elsewhere."""
+    pts = [(eta, r) for eta in (0.5, 1.0, 2.0) for r in (1 / 3, 1.0, 3.0)]
+    return {pt: (best if pt == best_at else [3 * b if pt[0] != best_at[0] else 2 * b
+                                             for b in best]) for pt in pts}
+
+
+def test_o2nc_best_radius_on_its_grid_edge_is_inconclusive(tmp_path):
+    """Issue 20: with D gridded, a best D at an end of its axis (η interior) must not decide."""
+    odog, cmo = [100, 110, 105], [160, 170, 150]
+    held = _o2nc_claim(_o2nc_results_2d({"odog": _grid2d(odog), "cmo23": _grid2d(cmo)}), 1,
+                       tmp_path)
+    assert held.status == "held"
+    edge = _o2nc_claim(_o2nc_results_2d({"odog": _grid2d(odog, (1.0, 3.0)),
+                                         "cmo23": _grid2d(cmo)}), 1, tmp_path)
+    assert edge.status == "inconclusive"
+    (_, cell), = edge.verdict.cells
+    assert "grid edge" in cell.reason
+
+
+def test_robust_regression_plateau_does_not_count_as_stationary():
+    """φ(r) = r²/(1+r²) is flat at infinity: SGD with a huge step blows the residuals up and
+    finds ‖∇F‖ ≤ ε there (it "reached" ε = 0.03 in 10 calls in a quick run).  With the guard
+    a candidate counts only at F ≤ F(x₀); the same run without it would count the plateau."""
+    from optzoo.experiment import Trial
+    from optzoo.optim.reproduce.o2nc import PRESETS, _shared, run_trial
+
+    shared = _shared(PRESETS["quick"], "robust", 0.01, 0.03)
+    assert shared["f_guard"] is True
+    params = {"sigma": 0.01, "eta_scale": 512.0, **shared, "budget": 200}
+    guarded = run_trial(Trial("gd", "robust", 0, params))
+    assert guarded["calls@0.03"] is None and guarded["plateau_checks"] > 0
+    unguarded = run_trial(Trial("gd", "robust", 0, {**params, "f_guard": False}))
+    assert unguarded["calls@0.03"] is not None and unguarded["calls@0.03"] <= 50
+    # a sane step still reaches ε at the basin (F well below F(x₀))
+    sane = run_trial(Trial("gd", "robust", 0, {**params, "eta_scale": 0.5, "budget": 2000}))
+    assert sane["calls@0.03"] is not None and sane["plateau_checks"] == 0

@@ -6,7 +6,16 @@ are rates, checked here on the brief's small convex problems:
 
 (a) anisotropic quadratic ``f(X) = ½ Σ L_ij (X_ij − X*_ij)²`` over X ∈ R^{m×n} (d = m·n),
     ``L_ij`` log-uniform in [1e-3, 1e2] (a few large curvatures: "sparse l"), X* ~ N(0, 1)
-    dense, X₀ = 0; deterministic and with N(0, σ²) gradient noise (``noise_levels``);
+    dense, X₀ = 0; deterministic and with N(0, σ²) gradient noise (``noise_levels``).  It is
+    separable, so diagonal AdaGrad is exactly scale-invariant on it (each coordinate a 1-D
+    problem: Alg. 2 at round-off in ~10 iterations) — the best case of claim 1, no test of
+    diagonal AdaGrad's acceleration;
+(a') (issue 20) the non-separable quadratic ``f(X) = ½ eᵀ S Pᵀ Λ P S e``, ``e = vec(X − X*)``:
+    the same axis-aligned anisotropy ``S² = diag(L)`` coupled by a rotation
+    ``P = Q_n ⊗ Q_m`` of two Haar rotations (:func:`scipy.stats.ortho_group`) with ``Λ``
+    log-uniform in [1, ``rot_spread`` = 10] —
+    deterministic (``rot-sigma0``) and with *sparse* noise (``rot-sparse``: N(0, σ²) on a seeded
+    random 5 % of the coordinates only);
 (b) L2-regularised multinomial logistic regression on scikit-learn digits (W ∈ R^{10×64}, no
     bias, pixels / 16 then each feature times a random factor log-uniform in [0.01, 10]),
     full-batch gradients, W₀ = 0, W* and f* from SciPy L-BFGS (to its float64 limit:
@@ -33,26 +42,38 @@ budget: one setting).  Each claim's old rule compared *means* with no CI:
 
 (1) ``all_of`` over (problem, Algorithm 1 / 2) of ``superior`` on the per-seed log10 final gap,
     lower is better, ``min_effect = min_gap_log10`` (was: mean log gap lower by any amount).
+    Noise-aware (issue 20): the cells are the problems where the theory predicts the advantage
+    — no noise (the smooth term ‖l‖₁ vs d‖l‖_∞ with sparse l) and sparse noise (the noise term
+    ‖σ‖₁‖X*‖_∞ against √d‖σ‖₂·RMS(X*)).  With *isotropic* noise the noise term favours
+    AdaGrad-Norm by ‖X*‖_∞/RMS(X*) ≈ 3 at these d, so no advantage is predicted: those cells are
+    shown in the evidence, not part of the claim (before: they were, and made it "not held").
 (2a) ``all_of`` over (deterministic problem, AdaGrad / DASGO) of ``superior`` on
     log(iterations Alg. 2 / iterations Alg. 1), ``min_effect = log min_speedup`` (was: mean
     iterations fewer by any amount).  Unreached counts as K + 1, a lower bound: a *held* that
     rests on an unreached Alg. 2 seed, or a *not held* on an unreached Alg. 1 seed, is
-    downgraded to inconclusive (the bound cannot support it).
-(2b) ``all_of`` of ``within``: the CI of the mean tail slope of Alg. 2 lies ≤ ``acc_slope_max``
-    and that of Alg. 1 inside ``plain_slope_band`` (was: the means).  A curve at the round-off
-    floor over the whole last decade has no slope: that cell is inconclusive (was: not held).
+    downgraded to inconclusive (the bound cannot support it).  Diagonal AdaGrad is not tested
+    on the separable quadratic (exact scale invariance, above); the rotated one replaces it.
+(2b) (issue 20) ``all_of`` over the same cells of :func:`~optzoo.experiment.verdicts.slope`:
+    the slope of log(gap Alg. 2 / gap Alg. 1) on log k — slope Alg. 2 − slope Alg. 1 — over the
+    last decade where both gaps are above ``FLOOR`` (``[k_end/10, k_end]``, ``k_end ≥ K/10``),
+    points of all seeds pooled, percentile-bootstrap CI; held if the CI lies below
+    ``−min_slope_gain``, not held if entirely above it (a tie, slope 0, is not held).  Before:
+    ``within`` bands "Alg. 2 ≤ −1.5, Alg. 1 in [−1.5, −0.5]", which read the worst-case bounds
+    1/K² and 1/K as exact rates; Alg. 1 with averaging already reaches −2 on a quadratic and
+    failed that band while being slower.  No measurable decade → inconclusive.
 (3) ``all_of`` of ``within``: the CI of every variant's mean tail slope lies inside
     ``noise_slope_band`` (was: the means).
 
 Verdict margins (fields of :class:`AdaNesterovConfig`, the same in every preset, fixed before
-looking at results; trial parameters do not contain them, so trial keys are unchanged):
+looking at results; trial parameters do not contain them):
 
 * ``min_gap_log10 = 0.3`` — a factor 2 in the relative gap: the smallest advantage of the
   diagonal preconditioner that counts (the theory's gain is a dimension-dependent factor).
 * ``min_speedup = 1.5`` — Alg. 2 must need ≤ 2/3 of Alg. 1's iterations; 1/K² vs 1/K predicts
   a factor of order √(1/tol) = 1000 at tol = 1e-6, so 1.5 is a conservative smallest speed-up.
-* ``acc_slope_max = −1.5``, ``plain_slope_band = (−1.5, −0.5)`` — the midpoints between the
-  rates −2 (Thm 2), −1 (Thm 1) and 0; unchanged from the old rule.
+* ``min_slope_gain = 0.5`` (issue 20; replaces ``acc_slope_max``/``plain_slope_band``) — half
+  the gap between the exponents of Thm 2 (−2) and Thm 1 (−1): a steeper tail by less than
+  that is not the acceleration the theorems separate.
 * ``noise_slope_band = (−0.8, −0.2)`` — ±0.3 around the noise rate −½; unchanged.
 
 Read top to bottom: config and presets, problems, one trial, summary with claims.
@@ -86,6 +107,7 @@ from optzoo.experiment.verdicts import (
     all_of,
     censored,
     common_seeds,
+    slope,
     superior,
     undecided,
     within,
@@ -120,10 +142,15 @@ class AdaNesterovConfig(Preset):
         l2: L2 regularisation λ of the logistic regression.
         tol: relative-gap threshold for "iterations to reach".
         high_noise: σ at which claim (3) is evaluated (must be in ``noise_levels``).
+        rotated: also run the non-separable quadratic ``rot-sigma0`` (claims 1, 2a, 2b).
+        rot_spread: eigenvalue range ``[1, rot_spread]`` of the rotated coupling ``C``.
+        sparse_noise: σ of ``rot-sparse``: the rotated quadratic with noise on a random
+            ``noise_fraction`` of the coordinates only (claim 1's noisy cell; 0 = not run).
+        noise_fraction: share of coordinates that carry noise in ``rot-sparse``.
         min_gap_log10: claim 1's smallest log10 gap advantage that counts.
         min_speedup: claim 2a's smallest iteration ratio Alg. 1 / Alg. 2 that counts.
-        acc_slope_max: claim 2b: Alg. 2's tail slope must lie at or below this.
-        plain_slope_band: claim 2b: Alg. 1's tail slope must lie in this ``(lo, hi)``.
+        min_slope_gain: claim 2b: Alg. 2's tail slope must be steeper than Alg. 1's by more
+            than this (bootstrap CI of the slope of log(gap Alg. 2 / gap Alg. 1)).
         noise_slope_band: claim 3: every variant's tail slope at high noise lies in this.
     """
 
@@ -136,10 +163,13 @@ class AdaNesterovConfig(Preset):
     l2: float = 1e-3
     tol: float = 1e-6
     high_noise: float = 1.0
+    rotated: bool = True
+    rot_spread: float = 10.0
+    sparse_noise: float = 1.0
+    noise_fraction: float = 0.05
     min_gap_log10: float = 0.3
     min_speedup: float = 1.5
-    acc_slope_max: float = -1.5
-    plain_slope_band: tuple[float, ...] = (-1.5, -0.5)
+    min_slope_gain: float = 0.5
     noise_slope_band: tuple[float, ...] = (-0.8, -0.2)
 
     def validate(self) -> None:
@@ -152,10 +182,16 @@ class AdaNesterovConfig(Preset):
             raise ConfigError(f"logreg_samples: expected 10..1797, got {self.logreg_samples}")
         if any(s < 0 for s in self.noise_levels):
             raise ConfigError(f"noise_levels: expected >= 0, got {self.noise_levels}")
-        for name in ("plain_slope_band", "noise_slope_band"):
-            band = getattr(self, name)
-            if len(band) != 2 or band[0] > band[1]:
-                raise ConfigError(f"{name}: expected (lo, hi) with lo <= hi, got {band}")
+        band = self.noise_slope_band
+        if len(band) != 2 or band[0] > band[1]:
+            raise ConfigError(f"noise_slope_band: expected (lo, hi) with lo <= hi, got {band}")
+        if self.rot_spread < 1:
+            raise ConfigError(f"rot_spread: expected >= 1, got {self.rot_spread}")
+        if self.sparse_noise < 0 or not 0 < self.noise_fraction <= 1:
+            raise ConfigError(f"sparse_noise / noise_fraction: expected >= 0 / in (0, 1], got "
+                              f"{self.sparse_noise} / {self.noise_fraction}")
+        if self.min_slope_gain < 0:
+            raise ConfigError(f"min_slope_gain: expected >= 0, got {self.min_slope_gain}")
         if self.min_gap_log10 < 0 or self.min_speedup < 1:
             raise ConfigError(f"min_gap_log10 / min_speedup: expected >= 0 / >= 1, got "
                               f"{self.min_gap_log10} / {self.min_speedup}")
@@ -171,6 +207,12 @@ PRESETS = {
 def trials(cfg: AdaNesterovConfig) -> list[Trial]:
     out = []
     problems = [(f"quad-sigma{s:g}", {"sigma": float(s)}) for s in cfg.noise_levels]
+    if cfg.rotated:
+        problems.append(("rot-sigma0", {"sigma": 0.0, "spread": cfg.rot_spread}))
+        if cfg.sparse_noise > 0:
+            problems.append(("rot-sparse", {"sigma": float(cfg.sparse_noise),
+                                            "spread": cfg.rot_spread,
+                                            "noise_fraction": cfg.noise_fraction}))
     problems.append(("logreg", {}))
     for problem, extra in problems:
         methods = METHODS + (LOGREG_EXTRA if problem == "logreg" else ())
@@ -205,6 +247,43 @@ def _quadratic(rows: int, cols: int, seed: int) -> Problem:
     return Problem(x_star=x_star, f_star=0.0, lipschitz=float(curv.max()),
                    value=lambda x: 0.5 * (curv * (x - x_star) ** 2).sum(),
                    grad=lambda x: curv * (x - x_star))
+
+
+@functools.lru_cache(maxsize=4)
+def _rotated(rows: int, cols: int, seed: int, spread: float) -> Problem:
+    """Non-separable quadratic ``f(X) = ½ ⟨E, S ⊙ Pᵀ(Λ ⊙ P(S ⊙ E))⟩``, ``E = X − X*``.
+
+    ``S`` holds ``√L_ij`` with ``L_ij`` log-uniform in [1e-3, 1e2] (the separable problem's
+    axis-aligned anisotropy: sparse diagonal smoothness), ``P(Y) = Q_m Y Q_nᵀ`` is a rotation of
+    R^{m×n} made of two Haar-random rotations (:func:`scipy.stats.ortho_group`; a Kronecker
+    rotation, so a gradient costs O(mn(m + n)) instead of O((mn)²)), and ``Λ`` is log-uniform in
+    ``[1, spread]``: a coupling that no diagonal preconditioner removes, so diagonal AdaGrad is
+    no longer exactly scale-invariant (on the separable problem it converges in ~10 iterations).
+    """
+    from scipy.stats import ortho_group
+
+    rng = np.random.default_rng(40_000 + seed)
+    scale = torch.as_tensor(np.sqrt(10.0 ** rng.uniform(-3.0, 2.0, size=(rows, cols))))
+    lam = torch.as_tensor(spread ** rng.uniform(0.0, 1.0, size=(rows, cols)))
+    qm, qn = (torch.as_tensor(ortho_group.rvs(k, random_state=rng)) if k > 1
+              else torch.ones(1, 1, dtype=torch.float64) for k in (rows, cols))
+    x_star = torch.as_tensor(rng.standard_normal((rows, cols)))
+
+    def hess_vec(e):
+        return scale * (qm.T @ (lam * (qm @ (scale * e) @ qn.T)) @ qn)
+
+    def grad(x):
+        return hess_vec(x - x_star)
+
+    def value(x):
+        e = x - x_star
+        return 0.5 * (e * hess_vec(e)).sum()
+
+    basis = torch.eye(rows * cols, dtype=torch.float64).reshape(-1, rows, cols)
+    hess = torch.stack([hess_vec(b).reshape(-1) for b in basis], 1)
+    return Problem(x_star=x_star, f_star=0.0,
+                   lipschitz=float(torch.linalg.eigvalsh((hess + hess.T) / 2).max()),
+                   value=value, grad=grad)
 
 
 @functools.lru_cache(maxsize=8)
@@ -315,16 +394,36 @@ def _checkpoints(iters: int, points: int = 25) -> list[int]:
     return sorted({int(round(v)) for v in np.logspace(0, math.log10(iters), points)})
 
 
+def _problem(name: str, prm: dict, seed: int) -> Problem:
+    if name == "logreg":
+        return _logreg(int(prm["samples"]), float(prm["l2"]), seed)
+    if name.startswith("rot-"):
+        return _rotated(int(prm["rows"]), int(prm["cols"]), seed, float(prm["spread"]))
+    return _quadratic(int(prm["rows"]), int(prm["cols"]), seed)
+
+
+def _noise_mask(shape: tuple[int, ...], fraction: float, seed: int) -> torch.Tensor:
+    """1 on the coordinates that carry gradient noise: all of them (``fraction = 1``) or a
+    seeded random ``fraction`` of them (at least one) — sparse noise, the case where the theory
+    puts diagonal AdaGrad's noise term below AdaGrad-Norm's."""
+    d = math.prod(shape)
+    if fraction >= 1:
+        return torch.ones(shape, dtype=torch.float64)
+    k = max(1, round(fraction * d))
+    g = torch.Generator().manual_seed(50_000 + seed)
+    mask = torch.zeros(d, dtype=torch.float64)
+    mask[torch.randperm(d, generator=g)[:k]] = 1.0
+    return mask.reshape(shape)
+
+
 def run_trial(trial: Trial, device: str) -> dict:
     torch.set_num_threads(1)
     torch.manual_seed(trial.seed)
     prm = trial.params
-    if trial.problem == "logreg":
-        prob = _logreg(int(prm["samples"]), float(prm["l2"]), trial.seed)
-    else:
-        prob = _quadratic(int(prm["rows"]), int(prm["cols"]), trial.seed)
+    prob = _problem(trial.problem, prm, trial.seed)
     sigma = float(prm.get("sigma", 0.0))
     noise = torch.Generator().manual_seed(30_000 + trial.seed)
+    mask = _noise_mask(prob.x_star.shape, float(prm.get("noise_fraction", 1.0)), trial.seed)
     x0 = torch.zeros_like(prob.x_star)
     p = torch.nn.Parameter(x0.clone())
     opt = _make(trial.method, p, prob, x0)
@@ -339,7 +438,7 @@ def run_trial(trial: Trial, device: str) -> dict:
         for k in range(1, iters + 1):
             g = prob.grad(p.detach())
             if sigma > 0:
-                g = g + sigma * torch.randn(g.shape, generator=noise, dtype=g.dtype)
+                g = g + sigma * mask * torch.randn(g.shape, generator=noise, dtype=g.dtype)
             p.grad = g
             opt.step()
             if k not in evals:
@@ -436,6 +535,12 @@ def summarize(results: list[Result], cfg: AdaNesterovConfig, outdir: Path) -> Su
         "Brief item (4) — DASGO with a one-step accumulator equals Scion's row-normalized step, "
         "one-sided Shampoo equals U Vᵀ — is checked by unit tests "
         "(tests/optim/test_adaptive_preconditioning.py), not by this run.",
+        "rot-sigma0 / rot-sparse: the non-separable quadratic (axis-aligned anisotropy coupled "
+        f"by a Haar rotation, coupling eigenvalues in [1, {cfg.rot_spread:g}]); rot-sparse has "
+        f"noise σ = {cfg.sparse_noise:g} on {cfg.noise_fraction:.0%} of the coordinates. Claim 1 "
+        "leaves out isotropic-noise cells (the theory's noise term favours AdaGrad-Norm there); "
+        "claims 2a/2b leave out diagonal AdaGrad on the separable quadratic (exactly "
+        "scale-invariant there).",
         f"Setting: quadratic d = {cfg.rows}×{cfg.cols}, noise σ ∈ {list(cfg.noise_levels)}; "
         f"digits N = {cfg.logreg_samples}, λ = {cfg.l2:g}; K = {K}; {cfg.seeds} seeds "
         "(the brief's full setting is d = 1000, 5 seeds).",
@@ -503,6 +608,10 @@ def _censored(v: Verdict, a_cut: bool, b_cut: bool) -> Verdict:
                     why="some seed did not reach tol; K + 1 is only a lower bound")
 
 
+def _g(x: float) -> str:
+    return f"{x:.3g}" if math.isfinite(x) else "—"
+
+
 def _no_slope(why: str) -> Verdict:
     """A cell whose curves lie at the round-off floor: no slope to test."""
     return undecided(f"no slope: {why}")
@@ -514,31 +623,87 @@ def _slope_cell(slopes: list[float], lo: float, hi: float, who: str) -> Verdict:
     return within(slopes, lo, hi)
 
 
+#: problems without gradient noise (claims 1, 2a, 2b)
+DETERMINISTIC = ("quad-sigma0", "rot-sigma0", "logreg")
+#: problems whose noise is sparse: the theory's noise term favours diagonal AdaGrad (claim 1)
+SPARSE_NOISE = ("rot-sparse",)
+
+
+def _acc_cells(problem: str) -> tuple[str, ...]:
+    """The preconditioners whose acceleration claims 2a/2b test on ``problem``.  On the separable
+    quadratic diagonal AdaGrad is exactly scale-invariant (each coordinate is a 1-D problem it
+    solves in ~10 iterations, Alg. 2 hits the round-off floor), so only DASGO is tested there;
+    the rotated quadratic is where diagonal AdaGrad's acceleration is measured."""
+    return ("dasgo",) if problem == "quad-sigma0" else ("diag_adagrad", "dasgo")
+
+
+def _ratio_points(acc: Result, plain: Result, K: int) -> list[tuple[int, float]]:
+    """``(k, gap Alg. 2 / gap Alg. 1)`` over the last decade where both gaps are measurable:
+    ``k ∈ [k_end/10, k_end]``, ``k_end`` the last checkpoint with both gaps in (FLOOR, ∞);
+    nothing if ``k_end < K/10`` (no decade of the tail is measurable)."""
+    keys = sorted(k for k in acc.metrics if k.startswith("gap_k") and k in plain.metrics)
+    both = []
+    for key in keys:
+        ga, gp = acc.metrics.get(key), plain.metrics.get(key)
+        if ga is not None and gp is not None and FLOOR < ga < math.inf and FLOOR < gp < math.inf:
+            both.append((int(key[5:]), float(ga) / float(gp)))
+    if not both or both[-1][0] < K / 10:
+        return []
+    k_end = both[-1][0]
+    return [(k, r) for k, r in both if k >= k_end / 10]
+
+
+def _steeper(results: list[Result], problem: str, base: str, K: int,
+             gain: float) -> tuple[Verdict | None, str]:
+    """Claim 2b's cell: the slope of log(gap Alg. 2 / gap Alg. 1) vs log k (= slope Alg. 2 −
+    slope Alg. 1) lies below −``gain``; bootstrap CI over the (k, ratio) points of every seed
+    (:func:`~optzoo.experiment.verdicts.slope`, band (−∞, −gain])."""
+    acc = {r.trial.seed: r for r in _cell(results, problem, f"{base}_nesterov")}
+    plain = {r.trial.seed: r for r in _cell(results, problem, base)}
+    if not acc or not plain:
+        return None, ""
+    pts = [pt for s in sorted(set(acc) & set(plain)) for pt in _ratio_points(acc[s], plain[s], K)]
+    slopes = (f"slope Alg. 2 {_fmt(_slopes(list(acc.values())))}, "
+              f"Alg. 1 {_fmt(_slopes(list(plain.values())))}")
+    if len({k for k, _ in pts}) < 3:
+        return _no_slope("Alg. 2 or Alg. 1 at the round-off floor before the last decade "
+                         "[K/10, K] in every seed"), slopes
+    ks, ratios = zip(*pts, strict=True)
+    return slope(ks, ratios, band=(-math.inf, -gain), log=True), slopes
+
+
 def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) -> list[Claim]:
     K = cfg.iters
     claims = []
 
-    # (1) AdaGrad beats AdaGrad-Norm on the anisotropic problems.
+    # (1) AdaGrad beats AdaGrad-Norm on the anisotropic problems, where the theory predicts it:
+    # without noise (the smooth term: sparse l, dense X*) and with sparse noise (the noise term
+    # ‖σ‖₁‖X*‖_∞ against √d‖σ‖₂‖X*‖₂/√d).  With isotropic noise the noise term favours
+    # AdaGrad-Norm by ‖X*‖_∞/RMS(X*) ≈ 3: no advantage is predicted there, the cell is shown only.
     parts, cells = [], {}
     for problem in problems:
+        applies = problem in DETERMINISTIC or problem in SPARSE_NOISE
         for suffix in ("", "_nesterov"):
             a, b = common_seeds(_seeded(results, problem, f"diag_adagrad{suffix}", _log_gap),
                                 _seeded(results, problem, f"adagrad_norm{suffix}", _log_gap))
             if not a:
                 continue
-            cells[f"{problem}{suffix}"] = superior(a, b, min_effect=cfg.min_gap_log10,
-                                                   direction="less")
+            if applies:
+                cells[f"{problem}{suffix}"] = superior(a, b, min_effect=cfg.min_gap_log10,
+                                                       direction="less")
             parts.append(f"{problem}{suffix}: log10 gap AdaGrad {_fmt(list(a.values()))} vs "
-                         f"AdaGrad-Norm {_fmt(list(b.values()))}")
+                         f"AdaGrad-Norm {_fmt(list(b.values()))}"
+                         + ("" if applies else " (isotropic noise: not part of the claim)"))
     if cells:
         claims.append(Claim(
             text="(1) Diagonal AdaGrad beats AdaGrad-Norm on the anisotropic problems (sparse "
-                 "curvatures, dense solution): lower final gap, by more than a factor "
-                 f"10^{cfg.min_gap_log10:g} (paired CI), on every problem, for Algorithm 1 and "
-                 "for Algorithm 2.",
+                 "curvatures, dense solution) where the theory predicts it — deterministic "
+                 "gradients and sparse gradient noise: lower final gap, by more than a factor "
+                 f"10^{cfg.min_gap_log10:g} (paired CI), on every such problem, for Algorithm 1 "
+                 "and for Algorithm 2.",
             evidence="; ".join(parts), verdict=all_of(cells)))
 
-    det = [p for p in problems if p in ("quad-sigma0", "logreg")]
+    det = [p for p in problems if p in DETERMINISTIC]
 
     def iters(r: Result) -> float:
         v = r.metrics.get("iters_to_tol")
@@ -547,7 +712,7 @@ def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) 
     # (2a) acceleration reaches tol in fewer iterations (deterministic problems).
     parts, cells = [], {}
     for problem in det:
-        for base in ("diag_adagrad", "dasgo"):
+        for base in _acc_cells(problem):
             acc, plain = common_seeds(_seeded(results, problem, f"{base}_nesterov", iters),
                                       _seeded(results, problem, base, iters))
             if not acc:
@@ -563,30 +728,31 @@ def _claims(results: list[Result], cfg: AdaNesterovConfig, problems: list[str]) 
             text=f"(2a) Accelerated AdaGrad and accelerated DASGO reach a relative gap ≤ "
                  f"{cfg.tol:g} in fewer iterations than Algorithm 1 on the deterministic "
                  f"problems, by more than a factor {cfg.min_speedup:g} (paired log-ratio CI; "
-                 f"K = {K}, unreached counts as K + 1).",
+                 f"K = {K}, unreached counts as K + 1; diagonal AdaGrad not on the separable "
+                 "quadratic, where it is exactly scale-invariant).",
             evidence="; ".join(parts), verdict=all_of(cells)))
 
-    # (2b) slopes near −2 (accelerated) vs −1 (plain).
+    # (2b) the accelerated tail is steeper by a declared margin (not: "≈ −2 vs ≈ −1", which
+    # reads worst-case bounds as exact rates — Alg. 1 with averaging already reaches −2 on a
+    # quadratic).
     parts, cells = [], {}
-    p_lo, p_hi = cfg.plain_slope_band
     for problem in det:
-        for base in ("diag_adagrad", "dasgo"):
-            sp = _slopes(_cell(results, problem, base))
-            sa = _slopes(_cell(results, problem, f"{base}_nesterov"))
-            if not _cell(results, problem, base):
+        for base in _acc_cells(problem):
+            v, slopes = _steeper(results, problem, base, K, cfg.min_slope_gain)
+            if v is None:
                 continue
-            parts.append(f"{problem} {base}: slope Alg. 2 {_fmt(sa) if sa else 'at floor'}, "
-                         f"Alg. 1 {_fmt(sp) if sp else 'at floor'}")
-            cells[f"{problem} {base} Alg. 2"] = _slope_cell(sa, -math.inf, cfg.acc_slope_max,
-                                                           "Alg. 2")
-            cells[f"{problem} {base} Alg. 1"] = _slope_cell(sp, p_lo, p_hi, "Alg. 1")
+            cells[f"{problem} {base}"] = v
+            parts.append(f"{problem} {base}: slope of log(gap Alg. 2 / gap Alg. 1) "
+                         f"{_g(v.effect)} [{_g(v.ci[0])}, {_g(v.ci[1])}] ({slopes})")
     if cells:
         claims.append(Claim(
-            text="(2b) On the deterministic problems the tail log-log slope of the gap is near "
-                 f"−2 for accelerated AdaGrad/DASGO (≤ {cfg.acc_slope_max:g}) and near −1 for "
-                 f"Algorithm 1 (in [{p_lo:g}, {p_hi:g}]), CIs of the mean slope — Thm 2's "
-                 "Õ(1/K²) vs Thm 1's O(1/K) smooth term.",
-            evidence="; ".join(parts) + " (slope on [K/10, K], gaps > 1e-12)",
+            text="(2b) On the deterministic problems accelerated AdaGrad/DASGO's gap falls "
+                 f"faster than Algorithm 1's: its tail log-log slope is steeper by more than "
+                 f"{cfg.min_slope_gain:g} (bootstrap CI of the slope of log(gap Alg. 2 / gap "
+                 "Alg. 1) vs log k over the last measurable decade, points of all seeds) — "
+                 "Thm 2's Õ(1/K²) against Thm 1's O(1/K) smooth term, as an ordering, not as "
+                 "exact exponents.",
+            evidence="; ".join(parts) + " (tail slopes on [K/10, K], gaps > 1e-12)",
             verdict=all_of(cells)))
 
     # (3) high noise: every adaptive variant in the 1/√K regime.
@@ -618,7 +784,8 @@ REPRODUCTION = Reproduction(
         "AdaGrad-Norm, diagonal AdaGrad, ASGO and DASGO, each as Algorithm 1 (η = R, iterate "
         "average) and the accelerated Algorithm 2 (η = 2R, output x̄), with η from the paper's "
         "rule (no tuning), against SGD, SGD-Nesterov, Adam and AcceleGrad, on an anisotropic "
-        "quadratic (deterministic and noisy gradients) and L2-regularised multinomial logistic "
+        "quadratic (deterministic and noisy gradients), a non-separable rotated quadratic "
+        "(deterministic and with sparse noise) and L2-regularised multinomial logistic "
         "regression "
         "on rescaled scikit-learn digits; reports f − f* vs iterations, tail log-log slopes and "
         "iterations to a relative gap of 1e-6."
