@@ -241,35 +241,33 @@ def _b(results: list[Result], dim: int) -> list[Result]:
             and int(r.trial.params["dim"]) == dim]
 
 
-def _claim_degrade(results: list[Result], cfg: AuxDPOConfig) -> Claim | NotEvaluated:
+def _claim_b(results: list[Result], cfg: AuxDPOConfig, metric: str, min_effect: float,
+             text: str, label: str) -> Claim | NotEvaluated:
+    """DPO's ``metric`` above AuxDPO's on the Bandit B instances (paired by instance)."""
     d = 8 if 8 in cfg.dims else cfg.dims[0]
-    text = (f"On random misspecified bandits (d = {d}, S = {cfg.states}, |A| = {cfg.actions}) "
-            "DPO lowers the true reward below the base policy on a larger share of instances "
-            "than AuxDPO does.")
     rs = _b(results, d)
     if not rs:
-        return NotEvaluated(text, "no Bandit B instance ran")
-    dpo, aux = by_seed(rs, "below_base_dpo"), by_seed(rs, "below_base_auxdpo")
-    v = superior(dpo, aux, min_effect=cfg.min_share)
-    ev = (f"share below base over {len(dpo)} instances: DPO {np.mean(list(dpo.values())):.3f},"
-          f" IPO {np.mean(list(by_seed(rs, 'below_base_ipo').values())):.3f}, AuxDPO "
-          f"{np.mean(list(aux.values())):.3f}")
-    return Claim(text, ev, v)
+        return NotEvaluated(text.format(d=d), "no Bandit B instance ran")
+    finite = lambda r: all(np.isfinite(r.metrics[f"{metric}_{m}"]) for m in METHODS_B)  # noqa
+    vals = {m: by_seed(rs, f"{metric}_{m}", where=finite) for m in ("dpo", "ipo", "auxdpo")}
+    ev = (f"{label} over {len(vals['dpo'])} instances: " + ", ".join(
+        f"{m.upper() if m != 'auxdpo' else 'AuxDPO'} {np.mean(list(v.values())):.3f}"
+        for m, v in vals.items()))
+    return Claim(text.format(d=d), ev,
+                 superior(vals["dpo"], vals["auxdpo"], min_effect=min_effect))
+
+
+def _claim_degrade(results: list[Result], cfg: AuxDPOConfig) -> Claim | NotEvaluated:
+    return _claim_b(results, cfg, "below_base", cfg.min_share,
+                    "On random misspecified bandits (d = {d}, S = " + f"{cfg.states}, |A| = "
+                    f"{cfg.actions}) DPO lowers the true reward below the base policy on a "
+                    "larger share of instances than AuxDPO does.", "share below base")
 
 
 def _claim_regret(results: list[Result], cfg: AuxDPOConfig) -> Claim | NotEvaluated:
-    d = 8 if 8 in cfg.dims else cfg.dims[0]
-    text = (f"AuxDPO's regret to exact RLHF is lower than DPO's (d = {d}; regret as a share of "
-            "the RLHF gain).")
-    rs = _b(results, d)
-    if not rs:
-        return NotEvaluated(text, "no Bandit B instance ran")
-    dpo, aux = by_seed(rs, "regret_dpo"), by_seed(rs, "regret_auxdpo")
-    v = superior(dpo, aux, min_effect=cfg.min_regret)
-    ev = (f"regret over {len(dpo)} instances: DPO {np.mean(list(dpo.values())):.3f}, IPO "
-          f"{np.mean(list(by_seed(rs, 'regret_ipo').values())):.3f}, AuxDPO "
-          f"{np.mean(list(aux.values())):.3f}")
-    return Claim(text, ev, v)
+    return _claim_b(results, cfg, "regret", cfg.min_regret,
+                    "AuxDPO's regret to exact RLHF is lower than DPO's (d = {d}; regret as a "
+                    "share of the RLHF gain).", "regret")
 
 
 def _claim_dim(results: list[Result], cfg: AuxDPOConfig) -> Claim | NotEvaluated:
