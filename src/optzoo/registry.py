@@ -113,7 +113,7 @@ PAPERS: tuple[Paper, ...] = (
        "Training", "Off-policy GRPO", "policy", "XXfOf22o3K",
        "optzoo.policy.reproduce.offpolicy_grpo:REPRODUCTION"),
     _P("ti-dpo", "Token-Importance Guided Direct Preference Optimization",
-       "TI-DPO", "preference", "cMEnMVvMw9"),
+       "TI-DPO", "preference", "cMEnMVvMw9", "optzoo.preference.reproduce.ti_dpo:REPRODUCTION"),
     _P("auxdpo", "Why DPO is a Misspecified Estimator and How to Fix It",
        "AuxDPO", "preference", None, "optzoo.preference.reproduce.auxdpo:REPRODUCTION"),
     _P("xtf", "Explainable Token-level Noise Filtering for LLM Fine-tuning Datasets",
