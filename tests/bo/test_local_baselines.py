@@ -11,13 +11,15 @@ import pytest
 import torch
 from torch.quasirandom import SobolEngine
 
-from optzoo.bo.les import make_gp
+from optzoo.bo.les import adam_descent, draw_descent_sequences, make_gp
 from optzoo.bo.local_baselines import (
     GradientInformation,
     TurboState,
     _gradient_posterior,
     run_gibo,
+    run_local_ts,
     run_logei,
+    run_mes,
     run_sobol,
     run_turbo,
 )
@@ -97,7 +99,7 @@ def _problem():
     return bounds, objective, X0, fixed
 
 
-@pytest.mark.parametrize("method", ["logei", "turbo", "gibo", "sobol"])
+@pytest.mark.parametrize("method", ["logei", "mes", "turbo", "gibo", "lts", "sobol"])
 def test_loops_respect_budget_bounds_and_are_deterministic(method):
     bounds, objective, X0, fixed = _problem()
     runs = {
@@ -108,6 +110,10 @@ def test_loops_respect_budget_bounds_and_are_deterministic(method):
         "gibo": lambda: run_gibo(objective, bounds, 6, X0, model_fn=fixed, num_restarts=2,
                                  raw_samples=16),
         "sobol": lambda: run_sobol(objective, bounds, 6, X0, seed=3),
+        "mes": lambda: run_mes(objective, bounds, 6, X0, model_fn=fixed, num_restarts=2,
+                               raw_samples=16, n_candidates=64, seed=3),
+        "lts": lambda: run_local_ts(objective, bounds, 6, X0, model_fn=fixed,
+                                    descent=adam_descent(0.05, 20), num_features=128),
     }
     torch.manual_seed(0)
     first = runs[method]()
@@ -146,3 +152,58 @@ def test_baselines_reject_bad_arguments():
         run_gibo(objective, bounds, 4, X0, alpha=0.0)
     with pytest.raises(ValueError, match="X_init"):
         run_sobol(objective, bounds, 4, X0[:, :1])
+    with pytest.raises(ValueError, match="n_candidates"):
+        run_mes(objective, bounds, 4, X0, n_candidates=0)
+
+
+def test_local_ts_evaluates_the_end_of_one_sample_paths_descent_from_the_incumbent():
+    # the same torch seed: the point local TS evaluates must be the last Adam iterate on the
+    # single posterior sample path started at the best observation (not the start, not a
+    # mid-trace point), mapped back from the unit cube
+    bounds, objective, X0, fixed = _problem()
+    descent = adam_descent(0.05, 20)
+    torch.manual_seed(3)
+    res = run_local_ts(objective, bounds, 3, X0, model_fn=fixed, descent=descent,
+                       num_features=128)
+    unit = torch.stack([torch.zeros(2), torch.ones(2)]).to(torch.float64)
+    X_unit = (X0 - bounds[0]) / (bounds[1] - bounds[0])
+    model = fixed(X_unit, _standardized(objective(X0)))
+    torch.manual_seed(3)
+    seq = draw_descent_sequences(model, X_unit[objective(X0).argmin()], unit, num_samples=1,
+                                 num_points=1, descent=descent, num_features=128)
+    expected = bounds[0] + (bounds[1] - bounds[0]) * seq.points.reshape(1, 2)
+    torch.testing.assert_close(res.X[2:], expected)
+    assert res.info["step_lengths"][0] > 0.05  # the descent moved: not the incumbent again
+
+
+def _standardized(y: torch.Tensor) -> torch.Tensor:
+    from optzoo.bo.les import standardize_observations
+
+    return standardize_observations(y).unsqueeze(-1)
+
+
+def test_mes_is_botorchs_max_value_entropy_minimised():
+    # minimisation through BoTorch's maximize=False: on a 1-D model whose posterior mean has a
+    # clear minimum the chosen point is where BoTorch's qMaxValueEntropy is largest on a grid
+    from botorch.acquisition.max_value_entropy_search import qMaxValueEntropy
+
+    bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+
+    def objective(X):
+        return ((X[:, 0] - 0.7) ** 2)
+
+    X0 = torch.tensor([[0.1], [0.5], [0.9]], dtype=torch.float64)
+    fixed = partial(make_gp, lengthscales=torch.tensor([0.2]))
+    torch.manual_seed(0)
+    res = run_mes(objective, bounds, 4, X0, model_fn=fixed, num_restarts=4, raw_samples=64,
+                  n_candidates=256, seed=1)
+    model = fixed(X0, _standardized(objective(X0)))
+    cands = SobolEngine(1, scramble=True, seed=1).draw(256).to(torch.float64)
+    torch.manual_seed(0)
+    acqf = qMaxValueEntropy(model, candidate_set=cands, maximize=False)
+    grid = torch.linspace(0, 1, 401, dtype=torch.float64).reshape(-1, 1, 1)
+    with torch.no_grad():
+        values = acqf(grid)
+    best = float(grid[values.argmax()].squeeze())
+    assert float(res.X[3, 0]) == pytest.approx(best, abs=0.02)
+    assert 0.5 < float(res.X[3, 0]) < 0.9  # between the two lowest observations

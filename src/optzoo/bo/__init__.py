@@ -18,7 +18,9 @@ from optzoo.bo.local_baselines import (
     GradientInformation,
     TurboState,
     run_gibo,
+    run_local_ts,
     run_logei,
+    run_mes,
     run_sobol,
     run_turbo,
 )
@@ -27,5 +29,6 @@ __all__ = [
     "BOResult", "DescentOptimizer", "DescentSequences", "GradientInformation",
     "LocalEntropySearch", "TorchOptimizerDescent", "TurboState", "adam_descent",
     "arc_length_indices", "draw_descent_sequences", "make_gp", "run_gibo", "run_les",
-    "run_logei", "run_sobol", "run_turbo", "standardize_observations",
+    "run_local_ts", "run_logei", "run_mes", "run_sobol", "run_turbo",
+    "standardize_observations",
 ]

@@ -24,6 +24,17 @@ github.com/Data-Science-in-Mechanical-Engineering/local-entropy-search), read, n
   GIBO code's formula P = 1 − Φ((L η ‖m‖ / 2 − ‖m‖) / s) with m = ∇μ(θ),
   s² = m̂ᵀ Σ_∇ m̂ and L = outputscale / mean length-scale, with s the standard deviation (the code
   passes the variance as scale).  Derivatives of the posterior come from autograd.
+* ``run_mes`` -- max-value entropy search (Wang & Jegelka, ICML 2017) as BoTorch's
+  :class:`qMaxValueEntropy` with ``maximize=False`` (q = 1; Gumbel max-value samples on a Sobol
+  candidate set of ``n_candidates`` points, BoTorch's defaults of 10 max-value samples and 16
+  fantasies), maximised with :func:`optimize_acqf` on the same restarts / raw samples as LogEI.
+  The paper lists MES among the global baselines; its settings were not retrieved, so BoTorch's
+  defaults are used.
+* ``run_local_ts`` -- the LES authors' "local Thompson sampling" ablation (the brief, from the
+  official code): draw *one* pathwise posterior sample, run LES's inner optimiser (Adam) on it
+  from the incumbent and evaluate the end point of that descent.  It is LES without the
+  entropy: the same sample paths (:func:`optzoo.bo.les.draw_descent_sequences` with S = M = 1),
+  so the comparison isolates what the mutual information adds.
 * ``run_sobol`` -- scrambled Sobol points after the shared initial points (the authors' script
   draws all points from Sobol; sharing the initial points keeps the comparison paired).
 """
@@ -38,6 +49,7 @@ from dataclasses import dataclass
 import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.acquisition.analytic import LogExpectedImprovement
+from botorch.acquisition.max_value_entropy_search import qMaxValueEntropy
 from botorch.generation import MaxPosteriorSampling
 from botorch.models.model import Model
 from botorch.optim import optimize_acqf
@@ -48,18 +60,21 @@ from torch.quasirandom import SobolEngine
 
 from optzoo.bo.les import (
     BOResult,
+    DescentOptimizer,
     ModelFn,
     _check_bounds,
     _Clock,
     _evaluate,
     _initial,
+    adam_descent,
+    draw_descent_sequences,
     make_gp,
     standardize_observations,
 )
 from optzoo.checks import check_int, check_real
 
-__all__ = ["GradientInformation", "TurboState", "run_gibo", "run_logei", "run_sobol",
-           "run_turbo"]
+__all__ = ["GradientInformation", "TurboState", "run_gibo", "run_local_ts", "run_logei",
+           "run_mes", "run_sobol", "run_turbo"]
 
 
 def _unit(bounds: Tensor) -> Tensor:
@@ -113,6 +128,82 @@ def run_logei(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int
         Y = torch.cat([Y, _evaluate(objective, x_new)])
         result.X = torch.cat([result.X, x_new])
     result.Y = Y
+    return result
+
+
+# -- MES -------------------------------------------------------------------------------------------
+
+def run_mes(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
+            X_init: Tensor, model_fn: ModelFn | None = None, standardize: bool = True,
+            num_restarts: int = 10, raw_samples: int = 512, n_candidates: int = 1000,
+            seed: int = 0) -> BOResult:
+    """Global BO with max-value entropy search (BoTorch's :class:`qMaxValueEntropy`,
+    ``maximize=False``), one point per iteration.
+
+    Args:
+        n_candidates: Sobol points (fresh each iteration, seeded) on which the max values are
+            sampled (Gumbel approximation).
+    """
+    _check_bounds(bounds)
+    if not (isinstance(n_candidates, int) and n_candidates >= 1):
+        raise ValueError(f"n_candidates: expected an integer >= 1, got {n_candidates!r}")
+    model_fn = make_gp if model_fn is None else model_fn
+    X, Y = _initial(objective, X_init, bounds, budget)
+    result = BOResult("mes", X_init.clone(), Y, X_init.shape[0])
+    unit = _unit(bounds)
+    sobol = SobolEngine(X.shape[-1], scramble=True, seed=seed)
+    while X.shape[0] < budget:
+        clock = _Clock()
+        model = model_fn(X, _targets(Y, standardize))
+        cands = sobol.draw(n_candidates).to(X)
+        acqf = qMaxValueEntropy(model, candidate_set=cands, maximize=False)
+        x_next, _ = optimize_acqf(acqf, bounds=unit, q=1, num_restarts=num_restarts,
+                                  raw_samples=raw_samples)
+        clock.stop(result)
+        x_new = unnormalize(x_next.detach(), bounds)
+        X = torch.cat([X, x_next.detach()])
+        Y = torch.cat([Y, _evaluate(objective, x_new)])
+        result.X = torch.cat([result.X, x_new])
+    result.Y = Y
+    return result
+
+
+# -- local Thompson sampling -----------------------------------------------------------------------
+
+def run_local_ts(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
+                 X_init: Tensor, model_fn: ModelFn | None = None, standardize: bool = True,
+                 descent: DescentOptimizer | None = None, num_features: int = 1024
+                 ) -> BOResult:
+    """Local Thompson sampling (the LES paper's ablation): per iteration one pathwise posterior
+    sample, descended by ``descent`` (default :func:`adam_descent`, LES's) from the best observed
+    point; the descent's last iterate is evaluated.  Minimisation.
+
+    Args:
+        descent, num_features: LES's inner optimiser and random features per sample path.
+    """
+    _check_bounds(bounds)
+    model_fn = make_gp if model_fn is None else model_fn
+    descent = adam_descent() if descent is None else descent
+    X, Y = _initial(objective, X_init, bounds, budget)
+    result = BOResult("lts", X_init.clone(), Y, X_init.shape[0])
+    unit = _unit(bounds)
+    moved = []
+    while X.shape[0] < budget:
+        clock = _Clock()
+        model = model_fn(X, _targets(Y, standardize))
+        start = X[Y.argmin()]
+        # M = 1: the only trace point is the end of the descent (arc-length fraction 1)
+        seq = draw_descent_sequences(model, start, unit, num_samples=1, num_points=1,
+                                     descent=descent, num_features=num_features)
+        x_next = seq.points.reshape(1, -1)
+        clock.stop(result)
+        moved.append(float((x_next[0] - start).norm()))
+        x_new = unnormalize(x_next, bounds)
+        X = torch.cat([X, x_next])
+        Y = torch.cat([Y, _evaluate(objective, x_new)])
+        result.X = torch.cat([result.X, x_new])
+    result.Y = Y
+    result.info["step_lengths"] = moved
     return result
 
 

@@ -161,3 +161,47 @@ def test_mip_errors_name_the_argument(rng):
         solve_acquisition(space, post, 1.0, time_limit=0)
     with pytest.raises(ValueError, match="graph"):
         GraphMIP(space, 3).fix(AttributedGraph(np.ones((4, 4)) - np.eye(4)))
+
+
+def test_gap_brackets_the_brute_force_optimum_even_when_scip_stops_early(rng):
+    # the gap must be a valid bound: value − gap ≤ the true (brute-force) optimum ≤ value,
+    # for a solve stopped by a tiny time limit as for one proven optimal (gap 0)
+    space = GraphSpace(3, 5, 2)
+    _, post = _posterior(space, "SP", rng)
+    graphs = list(enumerate_graphs(space))
+    best = float(post.lcb(graph_features(graphs, space, "SP"), 2.0).min())
+    for limit in (0.02, 60.0):
+        res = solve_acquisition(space, post, 2.0, time_limit=limit)
+        assert res.gap >= 0.0
+        if res.optimal:
+            assert res.gap == 0.0 and res.value == pytest.approx(best, abs=1e-4)
+        if np.isfinite(res.gap):
+            # res.value is the solver's own objective: within its tolerances (as above)
+            assert res.value - res.gap <= best + 1e-4 and best <= res.value + 1e-4
+    assert res.optimal  # the 60 s solve
+
+
+def test_gap_arithmetic_and_cpu_clock(monkeypatch, rng):
+    from optzoo.bo.graphs import mip as mip_mod
+    from optzoo.bo.graphs.mip import AcquisitionResult
+
+    sizes = {3: {"status": "optimal", "bound": 0.2}, 4: {"status": "infeasible", "bound": 1e20},
+             5: {"status": "timelimit", "bound": -0.3}}
+    assert AcquisitionResult(None, 0.1, per_size=sizes).gap == pytest.approx(0.4)
+    sizes[5]["bound"] = -1e20  # no finite bound from the stopped size
+    assert AcquisitionResult(None, 0.1, per_size=sizes).gap == float("inf")
+    assert AcquisitionResult(None, 0.1, per_size={3: sizes[3]}).gap == 0.0
+    # SCIP's clock is CPU time, so the proven-optimal share does not depend on machine load
+    seen = []
+    build = mip_mod.build_acquisition
+
+    def spy(*args, **kwargs):
+        out = build(*args, **kwargs)
+        seen.append(out.model)
+        return out
+
+    monkeypatch.setattr(mip_mod, "build_acquisition", spy)
+    space = GraphSpace(3, 3, 2)
+    _, post = _posterior(space, "SSP", rng, n_train=4)
+    solve_acquisition(space, post, 1.0, time_limit=5.0)
+    assert seen and all(m.getParam("timing/clocktype") == 1 for m in seen)

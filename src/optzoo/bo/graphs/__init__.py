@@ -6,6 +6,7 @@ Needs the ``bo`` extra (botorch, gpytorch, pyscipopt, networkx; rdkit for molecu
 
 from optzoo.bo.graphs.baselines import SurrogateBO, graph_ga, random_search
 from optzoo.bo.graphs.bogrape import BoGrape, GraphSearchResult, pk_miqp_beta
+from optzoo.bo.graphs.graph_kernels import GraphKernelBO, WLFeatures, rw_features, wl_counts
 from optzoo.bo.graphs.kernels import (
     KINDS,
     GraphPosterior,
@@ -37,12 +38,13 @@ from optzoo.bo.graphs.space import (
 )
 
 __all__ = [
-    "KINDS", "AttributedGraph", "BoGrape", "CustomConstraint", "DegreeBounds", "GraphMIP",
-    "GraphPosterior", "GraphSearchResult", "GraphSpace", "HydrogenCount", "LabelCount",
-    "MaxRings", "NoTriangles", "QEDObjective", "RandomGCN", "SurrogateBO", "Valence",
-    "WienerTriangles", "build_acquisition", "enumerate_graphs", "fit_graph_gp",
-    "graph_features", "graph_ga", "isomorphic", "kernel_matrix", "molecular_space",
-    "path_counts", "pk_miqp_beta", "random_search", "solve_acquisition", "to_molecule",
+    "KINDS", "AttributedGraph", "BoGrape", "CustomConstraint", "DegreeBounds", "GraphKernelBO",
+    "GraphMIP", "GraphPosterior", "GraphSearchResult", "GraphSpace", "HydrogenCount",
+    "LabelCount", "MaxRings", "NoTriangles", "QEDObjective", "RandomGCN", "SurrogateBO",
+    "Valence", "WLFeatures", "WienerTriangles", "build_acquisition", "enumerate_graphs",
+    "fit_graph_gp", "graph_features", "graph_ga", "isomorphic", "kernel_matrix",
+    "molecular_space", "path_counts", "pk_miqp_beta", "random_search", "rw_features",
+    "solve_acquisition", "to_molecule", "wl_counts",
 ]
 
 

@@ -158,16 +158,25 @@ class SurrogateBO(BoGrape):
             self._enumerated = (graphs, graph_features(graphs, self.space, self.kernel))
         return self._enumerated
 
-    def _observed_keys(self, observed: Sequence[AttributedGraph]) -> set:
+    def graph_keys(self, graphs: Sequence[AttributedGraph], post: Any) -> list:
+        """Keys that are equal exactly for graphs the surrogate cannot tell apart."""
+        return [_feature_key(f) for f in graph_features(list(graphs), self.space, self.kernel)]
+
+    def lcb_graphs(self, post: Any, beta: float, graphs: Sequence[AttributedGraph]
+                   ) -> np.ndarray:
+        """μ − βσ of each graph under the fitted surrogate."""
+        return post.lcb(graph_features(list(graphs), self.space, self.kernel), beta)
+
+    def _observed_keys(self, observed: Sequence[AttributedGraph], post: Any) -> set:
         if not self.avoid_repeats or not observed:
             return set()
-        feats = graph_features(list(observed), self.space, self.kernel)
-        return {_feature_key(f) for f in feats}
+        return set(self.graph_keys(observed, post))
 
     def optimize_acquisition(self, post: GraphPosterior, beta: float,
                              observed: Sequence[AttributedGraph]
                              ) -> tuple[AttributedGraph | None, dict[str, Any]]:
-        banned = self._observed_keys(observed)
+        """Minimise the LCB with the configured optimiser (see module)."""
+        banned = self._observed_keys(observed, post)
         if self.optimizer == "enumerate":
             graphs, feats = self.enumerated()
             lcb = post.lcb(feats, beta)
@@ -180,13 +189,13 @@ class SurrogateBO(BoGrape):
             cands = []
             for _ in range(50 * self.n_candidates):
                 g = self.space.sample(self.rng)
-                if _feature_key(graph_features([g], self.space, self.kernel)[0]) not in banned:
+                if self.graph_keys([g], post)[0] not in banned:
                     cands.append(g)
                 if len(cands) == self.n_candidates:
                     break
             if not cands:
                 return None, {"acq_value": math.inf, "candidates": 0}
-            lcb = post.lcb(graph_features(cands, self.space, self.kernel), beta)
+            lcb = self.lcb_graphs(post, beta, cands)
             i = int(np.argmin(lcb))
             return cands[i], {"acq_value": float(lcb[i]), "candidates": len(cands)}
         return self._ga_acquisition(post, beta, observed, banned)
@@ -198,9 +207,8 @@ class SurrogateBO(BoGrape):
         random feasible graphs; ``n_candidates`` acquisition evaluations."""
 
         def score(gs: list[AttributedGraph]) -> np.ndarray:
-            f = graph_features(gs, self.space, self.kernel)
-            val = post.lcb(f, beta)
-            return np.where([_feature_key(x) in banned for x in f], np.inf, val)
+            val = self.lcb_graphs(post, beta, gs)
+            return np.where([k in banned for k in self.graph_keys(gs, post)], np.inf, val)
 
         pop = list(observed)
         pop_val = list(score(pop)) if pop else []

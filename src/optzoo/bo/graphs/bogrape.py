@@ -190,7 +190,7 @@ class BoGrape:
                                 exclude=list(observed) if self.avoid_repeats else None,
                                 squares=self.squares,
                                 incumbent=self.heuristic_incumbent(post, beta, observed))
-        info = {"acq_value": res.value, "acq_optimal": res.optimal,
+        info = {"acq_value": res.value, "acq_optimal": res.optimal, "acq_gap": res.gap,
                 "build_s": res.build_seconds, "solve_s": res.solve_seconds,
                 "mip_vars": max((r.get("vars", 0) for r in res.per_size.values()), default=0),
                 "cuts": sum(r["cuts"] for r in res.per_size.values()),
@@ -218,6 +218,11 @@ class BoGrape:
         i = int(np.argmin(lcb))
         return cands[i] if np.isfinite(lcb[i]) else None
 
+    def acquisition_value(self, post: GraphPosterior, beta: float,
+                          graph: AttributedGraph) -> float:
+        """The exact LCB μ − βσ of ``graph`` under ``post`` (scaled units)."""
+        return float(post.lcb(graph_features([graph], self.space, self.kernel), beta)[0])
+
     def propose(self, graphs: Sequence[AttributedGraph], values: Sequence[float], t: int
                 ) -> tuple[AttributedGraph, dict[str, Any]]:
         """The next graph to evaluate at iteration ``t`` (1-based) given the data so far."""
@@ -230,8 +235,7 @@ class BoGrape:
         info.update(t=t, beta=beta, fit_s=t1 - t0, acq_s=t2 - t1, fallback=graph is None)
         if graph is None:
             graph = self.space.sample(self.rng)
-        feats = graph_features([graph], self.space, self.kernel)
-        info["acq_exact"] = float(post.lcb(feats, beta)[0])
+        info["acq_exact"] = self.acquisition_value(post, beta, graph)
         if self.on_iteration is not None:
             self.on_iteration(t=t, posterior=post, beta=beta, graph=graph, info=info,
                               observed=list(graphs))

@@ -412,6 +412,23 @@ class AcquisitionResult:
         """Every size solved to optimality (or pruned by the objective limit)."""
         return all(r["status"] in ("optimal", "infeasible") for r in self.per_size.values())
 
+    @property
+    def gap(self) -> float:
+        """Absolute optimality gap of the proposal over all sizes, in the scaled LCB units
+        (targets min-max scaled to [0, 1]): value − the lowest proven lower bound.  Sizes solved
+        to optimality, or proven to hold nothing below the objective limit, bound nothing
+        below the value; a size stopped early (time limit) contributes SCIP's dual bound.
+        0 when ``optimal``; ``inf`` when a stopped size has no finite bound or no graph was
+        found."""
+        if not math.isfinite(self.value):
+            return math.inf
+        low = self.value
+        for r in self.per_size.values():
+            if r["status"] not in ("optimal", "infeasible"):
+                bound = float(r["bound"])
+                low = min(low, bound if abs(bound) < 1e19 else -math.inf)
+        return self.value - low
+
 
 SQUARES = ("native", "layers")
 
@@ -605,7 +622,7 @@ def solve_acquisition(space: GraphSpace, post: GraphPosterior, beta: float, *,
 
     Args:
         space, post, beta: the space, the fitted GP and the LCB weight.
-        time_limit: seconds per node count.
+        time_limit: CPU seconds per node count (SCIP's ``timing/clocktype`` 1).
         exclude: graphs to cut off with everything kernel-identical to them.  Only those
             whose LCB is at most the incumbent's can be optimal, so only they get a cut
             (each cut is a reverse-convex constraint that slows SCIP down): the optimum is
@@ -640,6 +657,9 @@ def solve_acquisition(space: GraphSpace, post: GraphPosterior, beta: float, *,
         tb = time.perf_counter()
         mip = build_acquisition(space, n, post, beta, exclude=exclude, squares=squares)
         m = mip.model
+        # CPU seconds, not wall seconds: the limit (and so which solves count as optimal) must
+        # not depend on what else runs on the machine
+        m.setParam("timing/clocktype", 1)
         m.setParam("limits/time", time_limit)
         if math.isfinite(best_val):
             m.setObjlimit(best_val)
