@@ -378,8 +378,8 @@ def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
               "about half of the label tokens against a noise share of about 10 %; and normal "
               "fine-tuning reaches only ~12 % exact match in 300 steps. Both limit what the "
               "accuracy claims can show at this scale. A diagnostic generation (seed 0) "
-              "shows why XTF's accuracy is 0: the union masks structural words (the "
-              "boilerplate KN finds known, '+' and '=') that the model must still produce, "
+              "shows why XTF's accuracy is 0: the union masks structural words (among "
+              "them the boilerplate KN finds known) that the model must still produce, "
               "and the XTF-trained model emits 'us 2 1 song tiger 5 uh …' instead of an "
               "answer.",
               "Not run: Token Cleaning, Rho-1, DF, double epochs and the attribute-subset "
