@@ -105,6 +105,10 @@ class LinearSoftmaxBandit:
         """J(θ) = Σ_s ρ(s) Σ_a π_θ(a|s) r*(s, a)."""
         return float((self.rho[:, None] * self.policy(theta) * self.reward).sum())
 
+    def _centred(self, pi: np.ndarray) -> np.ndarray:
+        """φ(s, a) − E_{π(·|s)}φ(s, ·) = ∇_θ log π_θ(a | s), shape (S, A, d)."""
+        return self.features - np.einsum("sa,sad->sd", pi, self.features)[:, None, :]
+
     # -- population losses --------------------------------------------------------------------
     # With θ₀ = 0 the log-partition cancels inside a state, so the log-ratio margin of a pair is
     # LINEAR in θ: h = θᵀ(φ(s, a) − φ(s, a')).  DPO and AuxDPO are then weighted logistic
@@ -157,16 +161,14 @@ class LinearSoftmaxBandit:
         λ·max(0, −log-ratio) inside the sigmoid (L-BFGS with the kink's subgradient)."""
         check_real("beta", beta, low=0, low_open=True)
         check_real("lam", lam, low=0)
-        s, a, b, w, p, diff = self._pairs()
-        phi = self.features
-        rho_unused = None  # noqa: F841  (DPOP, like DPO, weights pairs by counts only)
+        s, a, b, w, p, _ = self._pairs()
+        logp0 = self.log_policy(np.zeros(self.dim))
 
         def fun(th):
             logp = self.log_policy(th)
-            logp0 = self.log_policy(np.zeros(self.dim))
             lr = logp - logp0
             pi = np.exp(logp)
-            dlr = phi - np.einsum("sa,sad->sd", pi, phi)[:, None, :]  # ∂ log π / ∂θ
+            dlr = self._centred(pi)  # ∂ log π / ∂θ
             val, grad = 0.0, np.zeros(self.dim)
             for win, lose, prob in ((a, b, p), (b, a, 1 - p)):
                 pen = np.maximum(0.0, -lr[s, win])
@@ -183,8 +185,8 @@ class LinearSoftmaxBandit:
         """An orthonormal basis Γ (m × (m − rank A)) of N(A), m = S·A, A as in the module
         docstring (evaluated at θ₀ = 0)."""
         pi0 = self.policy(np.zeros(self.dim))
-        centred = self.features - np.einsum("sa,sad->sd", pi0, self.features)[:, None, :]
-        a_mat = (self.rho[:, None, None] * pi0[:, :, None] * centred).reshape(-1, self.dim).T
+        columns = self.rho[:, None, None] * pi0[:, :, None] * self._centred(pi0)
+        a_mat = columns.reshape(-1, self.dim).T
         return scipy.linalg.null_space(a_mat)
 
     def fit_auxdpo(self, beta: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -202,18 +204,16 @@ class LinearSoftmaxBandit:
         """argmax_θ Σ_s ρ(s)(E_{π_θ}[r*] − β·KL(π_θ(·|s) ‖ π₀(·|s)))."""
         check_real("beta", beta, low=0, low_open=True)
         logp0 = self.log_policy(np.zeros(self.dim))
-        phi, rho, r = self.features, self.rho, self.reward
+        rho, r = self.rho, self.reward
 
         def fun(th):
             logp = self.log_policy(th)
             pi = np.exp(logp)
             adv = r - beta * (logp - logp0)
-            val = (rho * (pi * adv).sum(1)).sum() + 0.0
-            kl_free = (rho * (pi * r).sum(1)).sum()
-            obj = kl_free - beta * (rho * (pi * (logp - logp0)).sum(1)).sum()
-            centred = phi - np.einsum("sa,sad->sd", pi, phi)[:, None, :]
-            grad = np.einsum("s,sa,sad->d", rho, pi * adv, centred)
-            del val
+            # E_π[r* − β(log π − log π₀)] is the objective, and its gradient the
+            # advantage-weighted score
+            obj = (rho * (pi * adv).sum(1)).sum()
+            grad = np.einsum("s,sa,sad->d", rho, pi * adv, self._centred(pi))
             return -obj, -grad
 
         return self._minimise(fun, self.dim)
@@ -222,7 +222,7 @@ class LinearSoftmaxBandit:
         """θ₀ + (1/β)·F⁺ A r* (paper Sec. 4.1)."""
         check_real("beta", beta, low=0, low_open=True)
         pi0 = self.policy(np.zeros(self.dim))
-        g = self.features - np.einsum("sa,sad->sd", pi0, self.features)[:, None, :]
+        g = self._centred(pi0)
         weight = self.rho[:, None] * pi0
         fisher = np.einsum("sa,sad,sae->de", weight, g, g)
         ar = np.einsum("sa,sad,sa->d", weight, g, self.reward)

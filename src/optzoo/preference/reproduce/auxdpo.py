@@ -142,7 +142,7 @@ def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
                 learned = learned + aux_delta[0]
             out[f"theta_{m}"] = float(th[0])
             out[f"reward_{m}"] = bandit.expected_reward(th)
-            out[f"order_{m}"] = _order(learned - learned.min())
+            out[f"order_{m}"] = _order(learned)
             for i in range(3):
                 out[f"pi{i + 1}_{m}"] = float(pi[i])
                 out[f"r{i + 1}_{m}"] = float(learned[i] - learned[2])
