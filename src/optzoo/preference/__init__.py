@@ -44,6 +44,8 @@ from optzoo.preference.ti_dpo import (
     gaussian_prior,
     hybrid_weights,
     logratio_distance,
+    response_terms,
+    response_weights,
     ti_dpo_loss,
     token_importance,
 )
@@ -54,6 +56,7 @@ __all__ = [
     "auxdpo_loss", "dpop_loss", "ipo_loss", "null_space_penalty", "reference_score_vectors",
     "wdpo_loss", "align_completions", "dpo_loss",
     "gaussian_prior", "hybrid_weights", "logratio_distance", "pair_metrics",
-    "per_token_logratios", "sequence_logps", "sequential_kl", "simpo_loss", "tdpo_loss",
+    "per_token_logratios", "response_terms", "response_weights", "sequence_logps",
+    "sequential_kl", "simpo_loss", "tdpo_loss",
     "ti_dpo_loss", "token_importance",
 ]

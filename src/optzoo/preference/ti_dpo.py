@@ -48,9 +48,11 @@ from torch import Tensor
 
 from optzoo.checks import check_real
 from optzoo.preference.dpo import _check_pairs, pair_metrics
+from optzoo.preference.tdpo import per_token_logratios, sequential_kl
 
 __all__ = ["DISTANCES", "WEIGHT_NORMS", "align_completions", "gaussian_prior", "hybrid_weights",
-           "logratio_distance", "ti_dpo_loss", "token_importance"]
+           "logratio_distance", "response_terms", "response_weights", "ti_dpo_loss",
+           "token_importance"]
 
 WEIGHT_NORMS = ("sum_to_T", "sum_to_1", "minmax")
 DISTANCES = ("logratio_seq_sq", "scalar_reward_sq")
@@ -187,6 +189,32 @@ def hybrid_weights(importance: Tensor, prior: Tensor, mask: Tensor, *, lam: floa
         if weight_norm == "sum_to_T":
             w = w * keep.sum(1, keepdim=True)
     return torch.where(keep, w, torch.zeros_like(w)).to(importance.dtype)
+
+
+def response_terms(logits: Tensor, ref_logits: Tensor, input_ids: Tensor,
+                   completion_mask: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """From the policy's and the reference's next-token logits ``(B, L, V)`` on TRL's layout
+    (prompt + completion, ``completion_mask`` 1 on the completion): the response-aligned ρ_t
+    ``(B, T)``, their mask, and SeqKL per row ``(B,)`` — the inputs of :func:`ti_dpo_loss`."""
+    shifted = completion_mask[:, 1:]  # position t predicts token t + 1
+    logits, ref_logits = logits[:, :-1], ref_logits[:, :-1]
+    rho = per_token_logratios(logits, ref_logits, input_ids[:, 1:], shifted)
+    kl = sequential_kl(logits, ref_logits, shifted)
+    aligned, mask = align_completions(rho, shifted)
+    return aligned, mask, kl
+
+
+def response_weights(model, input_ids: Tensor, attention_mask: Tensor, completion_mask: Tensor,
+                     *, lam: float = 0.7, sigma_div: float = 4.0,
+                     weight_norm: str = "sum_to_T") -> Tensor:
+    """TI-DPO's hybrid weights of the response tokens, response-aligned ``(B, T)`` as
+    :func:`response_terms` lists them: the attribution of each token sits at the token itself,
+    so aligning it by the unshifted ``completion_mask`` gives the same tokens in the same
+    order."""
+    importance = token_importance(model, input_ids, attention_mask)
+    imp, mask = align_completions(importance, completion_mask)
+    prior = gaussian_prior(mask, sigma_div=sigma_div).to(imp.dtype)
+    return hybrid_weights(imp, prior, mask, lam=lam, weight_norm=weight_norm)
 
 
 def logratio_distance(a: Tensor, a_mask: Tensor, b: Tensor, b_mask: Tensor, *,

@@ -42,15 +42,14 @@ from trl import DPOConfig, DPOTrainer
 from optzoo.checks import check_real
 from optzoo.preference.auxdpo import AuxDelta, auxdpo_loss, reference_score_vectors
 from optzoo.preference.dpo import sequence_logps
-from optzoo.preference.tdpo import _wide, per_token_logratios, sequential_kl
+from optzoo.preference.tdpo import _wide
 from optzoo.preference.ti_dpo import (
     DISTANCES,
     WEIGHT_NORMS,
     align_completions,
-    gaussian_prior,
-    hybrid_weights,
+    response_terms,
+    response_weights,
     ti_dpo_loss,
-    token_importance,
 )
 from optzoo.preference.wdpo import NORMALIZATIONS, wdpo_loss
 
@@ -266,26 +265,18 @@ class TIDPOTrainer(_PairColumnsDPOTrainer):
     def _logratios_and_kl(self, model, input_ids, attention_mask, completion_mask):
         """Response-aligned ρ_t, their mask and SeqKL per row."""
         logits = model(input_ids=input_ids, attention_mask=attention_mask,
-                       use_cache=False).logits[:, :-1]
+                       use_cache=False).logits
         with torch.no_grad(), self._reference():
             ref_logits = self._ref()(input_ids=input_ids, attention_mask=attention_mask,
-                                     use_cache=False).logits[:, :-1]
-        shifted = completion_mask[:, 1:]
-        rho = per_token_logratios(logits, ref_logits, input_ids[:, 1:], shifted)
-        kl = sequential_kl(logits, ref_logits, shifted)
-        aligned, mask = align_completions(rho, shifted)
-        return aligned, mask, kl
+                                     use_cache=False).logits
+        return response_terms(logits, ref_logits, input_ids, completion_mask)
 
     def _weights(self, model, inputs, mask: torch.Tensor) -> torch.Tensor:
         if self.weighting == "uniform":
             return mask.to(torch.float32)
-        importance = token_importance(model, inputs["input_ids"], inputs["attention_mask"])
-        imp, imp_mask = align_completions(importance, inputs["completion_mask"])
-        # the importance of response token t sits at the token itself; the shifted log-ratio
-        # alignment lists the same tokens in the same order
-        assert imp_mask.shape == mask.shape and torch.equal(imp_mask.bool(), mask.bool())
-        prior = gaussian_prior(mask, sigma_div=self.sigma_div).to(imp.dtype)
-        return hybrid_weights(imp, prior, mask, lam=self.lam, weight_norm=self.weight_norm)
+        return response_weights(model, inputs["input_ids"], inputs["attention_mask"],
+                                inputs["completion_mask"], lam=self.lam,
+                                sigma_div=self.sigma_div, weight_norm=self.weight_norm)
 
     def _anchors(self, model, inputs) -> tuple[torch.Tensor, torch.Tensor]:
         """Sample y ~ π_θ(· | x) for each pair's prompt and return its ρ_t (with gradients)."""

@@ -190,31 +190,19 @@ def _sft(model, rng: np.random.Generator, steps: int, batch: int, lr: float) -> 
 
 
 def _forward_terms(model, ref, b: dict[str, torch.Tensor]):
-    from optzoo.preference import align_completions, per_token_logratios, sequential_kl
+    from optzoo.preference import response_terms
 
-    logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits[:, :-1]
+    logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
     with torch.no_grad():
-        ref_logits = ref(input_ids=b["input_ids"],
-                         attention_mask=b["attention_mask"]).logits[:, :-1]
-    shifted = b["completion_mask"][:, 1:]
-    rho = per_token_logratios(logits, ref_logits, b["input_ids"][:, 1:], shifted)
-    kl = sequential_kl(logits, ref_logits, shifted)
-    aligned, mask = align_completions(rho, shifted)
-    return aligned, mask, kl
+        ref_logits = ref(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
+    return response_terms(logits, ref_logits, b["input_ids"], b["completion_mask"])
 
 
-def _weights(model, b: dict[str, torch.Tensor], mask: torch.Tensor, lam: float) -> torch.Tensor:
-    from optzoo.preference import (
-        align_completions,
-        gaussian_prior,
-        hybrid_weights,
-        token_importance,
-    )
+def _weights(model, b: dict[str, torch.Tensor], lam: float) -> torch.Tensor:
+    from optzoo.preference import response_weights
 
-    imp = token_importance(model, b["input_ids"], b["attention_mask"])
-    imp, _ = align_completions(imp, b["completion_mask"])
-    prior = gaussian_prior(mask).to(imp.dtype)
-    return hybrid_weights(imp, prior, mask, lam=lam)
+    return response_weights(model, b["input_ids"], b["attention_mask"], b["completion_mask"],
+                            lam=lam)
 
 
 @torch.no_grad()
@@ -260,7 +248,7 @@ def _loss(method: str, model, ref, pairs, p: dict[str, Any], step_seed: int) -> 
     if method == "tidpo_uniform":
         w = mask.to(rho.dtype)
     else:
-        w = _weights(model, b, mask, lam).to(rho.dtype)
+        w = _weights(model, b, lam).to(rho.dtype)
     wc, wr = w.chunk(2)
     gamma = 0.0 if method == "tidpo_no_triplet" else float(p["gamma"])
     anchor = anchor_mask = None
@@ -342,11 +330,7 @@ def _attribution_check(model, eval_pairs, p: dict[str, Any]) -> float:
     b = _batch(eval_pairs)
     n = len(eval_pairs)
     chosen = {k: v[:n] for k, v in b.items()}
-    from optzoo.preference import align_completions
-
-    _, mask = align_completions(chosen["completion_mask"].to(torch.float32),
-                                chosen["completion_mask"])
-    w = _weights(model, chosen, mask, float(p["lam"]))
+    w = _weights(model, chosen, float(p["lam"]))
     above = []
     for i, q in enumerate(eval_pairs):
         t = len(q["chosen"]) + 1  # with the EOS
