@@ -61,6 +61,7 @@ from optzoo.experiment import (
 )
 from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.verdicts import all_of, bound_holds, by_seed, superior, within
+from optzoo.preference.problems import pad_right, trl_layout, word_llama
 
 TOPICS = tuple(f"t{k}" for k in range(5))
 FILLERS = tuple(f"w{k}" for k in range(20))
@@ -140,31 +141,16 @@ def _pair(rng: np.random.Generator) -> dict[str, Any]:
 
 def _batch(pairs: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
     """TRL's layout: rows [chosen; rejected] of prompt + response + EOS, right-padded."""
-    rows, comp = [], []
-    for key in ("chosen", "rejected"):
-        for p in pairs:
-            seq = p["prompt"] + p[key] + [EOS]
-            rows.append(seq)
-            comp.append([0] * len(p["prompt"]) + [1] * (len(p[key]) + 1))
-    n = max(len(r) for r in rows)
-    ids = torch.tensor([r + [PAD] * (n - len(r)) for r in rows])
-    att = torch.tensor([[1] * len(r) + [0] * (n - len(r)) for r in rows])
-    cm = torch.tensor([c + [0] * (n - len(c)) for c in comp])
-    return {"input_ids": ids, "attention_mask": att, "completion_mask": cm}
+    prompts = [p["prompt"] for p in pairs] * 2
+    completions = [p[key] + [EOS] for key in ("chosen", "rejected") for p in pairs]
+    return trl_layout(prompts, completions, PAD)
 
 
 # -- model, SFT and the methods ------------------------------------------------------------------
 
 def _model(p: dict[str, Any], seed: int):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(vocab_size=len(VOCAB), hidden_size=int(p["hidden"]),
-                      intermediate_size=4 * int(p["hidden"]),
-                      num_hidden_layers=int(p["layers"]), num_attention_heads=2,
-                      num_key_value_heads=2, max_position_embeddings=32, pad_token_id=PAD,
-                      bos_token_id=BOS, eos_token_id=EOS)
-    torch.manual_seed(seed)
-    return LlamaForCausalLM(cfg)
+    return word_llama(len(VOCAB), hidden=int(p["hidden"]), layers=int(p["layers"]),
+                      max_positions=32, seed=seed, pad=PAD, bos=BOS, eos=EOS)
 
 
 def _sft(model, rng: np.random.Generator, steps: int, batch: int, lr: float) -> None:
@@ -177,8 +163,7 @@ def _sft(model, rng: np.random.Generator, steps: int, batch: int, lr: float) -> 
             pair = _pair(rng)
             seqs.append(pair["prompt"] + pair["chosen" if rng.random() < 0.5 else "rejected"]
                         + [EOS])
-        n = max(len(s) for s in seqs)
-        ids = torch.tensor([s + [PAD] * (n - len(s)) for s in seqs])
+        ids = pad_right(seqs, PAD)
         att = (ids != PAD).long()
         lab = ids.masked_fill(att == 0, -100)
         lab[:, :3] = -100
@@ -217,16 +202,11 @@ def _sample(model, prompts: list[list[int]], n_new: int, generator_seed: int) ->
 
 def _anchor_terms(model, ref, pairs, seed: int):
     new = _sample(model, [p["prompt"] for p in pairs], 16, seed)
-    rows, comp = [], []
-    for p, row in zip(pairs, new.tolist(), strict=True):
+    responses = []
+    for row in new.tolist():
         resp = row[:row.index(EOS) + 1] if EOS in row else row
-        resp = [t for t in resp if t != PAD] or [EOS]
-        rows.append(p["prompt"] + resp)
-        comp.append([0] * len(p["prompt"]) + [1] * len(resp))
-    n = max(len(r) for r in rows)
-    b = {"input_ids": torch.tensor([r + [PAD] * (n - len(r)) for r in rows]),
-         "attention_mask": torch.tensor([[1] * len(r) + [0] * (n - len(r)) for r in rows]),
-         "completion_mask": torch.tensor([c + [0] * (n - len(c)) for c in comp])}
+        responses.append([t for t in resp if t != PAD] or [EOS])
+    b = trl_layout([p["prompt"] for p in pairs], responses, PAD)
     rho, mask, _ = _forward_terms(model, ref, b)
     return rho, mask
 

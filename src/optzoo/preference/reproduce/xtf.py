@@ -59,6 +59,7 @@ from optzoo.experiment import (
 )
 from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.verdicts import all_of, by_seed, superior
+from optzoo.preference.problems import pad_right, word_llama
 
 BOILER = ("let", "us", "compute", "so", "the", "result", "is", "carry")
 OFF_DOMAIN = ("apple", "river", "blue", "song", "chair", "cloud", "tiger", "lamp", "green",
@@ -170,24 +171,13 @@ def _encode(words: list[str]) -> list[int]:
     return [INDEX[w] for w in words]
 
 
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
-    n = max(len(r) for r in rows)
-    return torch.tensor([r + [value] * (n - len(r)) for r in rows])
-
-
 # -- model and training --------------------------------------------------------------------------
 
 def _model(cfg_like: dict[str, Any], seed: int):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(vocab_size=len(VOCAB), hidden_size=int(cfg_like["hidden"]),
-                      intermediate_size=4 * int(cfg_like["hidden"]),
-                      num_hidden_layers=int(cfg_like["layers"]), num_attention_heads=2,
-                      num_key_value_heads=2, max_position_embeddings=64, pad_token_id=PAD,
-                      bos_token_id=BOS, eos_token_id=EOS)
-    cfg._attn_implementation = "eager"  # RI needs the attention weights
-    torch.manual_seed(seed)
-    return LlamaForCausalLM(cfg)
+    # eager attention: RI needs the attention weights
+    return word_llama(len(VOCAB), hidden=int(cfg_like["hidden"]),
+                      layers=int(cfg_like["layers"]), max_positions=64, seed=seed, eager=True,
+                      pad=PAD, bos=BOS, eos=EOS)
 
 
 def _train(model, seqs: list[list[int]], labels: list[list[int]], steps: int, batch: int,
@@ -196,9 +186,9 @@ def _train(model, seqs: list[list[int]], labels: list[list[int]], steps: int, ba
     model.train()
     for _ in range(steps):
         idx = rng.integers(0, len(seqs), size=batch)
-        ids = _pad([seqs[i] for i in idx], PAD)
-        lab = _pad([labels[i] for i in idx], -100)
-        att = _pad([[1] * len(seqs[i]) for i in idx], 0)
+        ids = pad_right([seqs[i] for i in idx], PAD)
+        lab = pad_right([labels[i] for i in idx], -100)
+        att = pad_right([[1] * len(seqs[i]) for i in idx], 0)
         loss = model(input_ids=ids, attention_mask=att, labels=lab).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -257,8 +247,8 @@ def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
         kinds_all.append([None] * len(prompt) + kinds + [None])
         label_pos.append(list(range(len(prompt), len(ids))))
     # the three scores, from the base model, once
-    ids = _pad(seqs, PAD)
-    att = _pad([[1] * len(s) for s in seqs], 0)
+    ids = pad_right(seqs, PAD)
+    att = pad_right([[1] * len(s) for s in seqs], 0)
     lab_mask = torch.zeros_like(ids)
     for i, pos in enumerate(label_pos):
         lab_mask[i, pos] = 1
