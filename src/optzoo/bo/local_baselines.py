@@ -104,22 +104,25 @@ def run_sobol(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int
     return result
 
 
-# -- LogEI -----------------------------------------------------------------------------------------
+# -- LogEI and MES --------------------------------------------------------------------------------
 
-def run_logei(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
-              X_init: Tensor, model_fn: ModelFn | None = None, standardize: bool = True,
-              num_restarts: int = 10, raw_samples: int = 512) -> BOResult:
-    """Global BO with analytic LogEI (minimisation), one point per iteration."""
+def _global_bo(name: str, objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
+               X_init: Tensor, model_fn: ModelFn | None, standardize: bool,
+               acquisition: Callable[[Model, Tensor, Tensor], AcquisitionFunction],
+               num_restarts: int,
+               raw_samples: int) -> BOResult:
+    """One point per iteration: fit ``model_fn`` to the (standardised) targets, maximise
+    ``acquisition(model, X, targets)`` over the unit cube with BoTorch's ``optimize_acqf``,
+    evaluate it (the acquisition's own cost is what the clock times)."""
     _check_bounds(bounds)
     model_fn = make_gp if model_fn is None else model_fn
     X, Y = _initial(objective, X_init, bounds, budget)
-    result = BOResult("logei", X_init.clone(), Y, X_init.shape[0])
+    result = BOResult(name, X_init.clone(), Y, X_init.shape[0])
     unit = _unit(bounds)
     while X.shape[0] < budget:
         clock = _Clock()
         targets = _targets(Y, standardize)
-        model = model_fn(X, targets)
-        acqf = LogExpectedImprovement(model, best_f=targets.min(), maximize=False)
+        acqf = acquisition(model_fn(X, targets), X, targets)
         x_next, _ = optimize_acqf(acqf, bounds=unit, q=1, num_restarts=num_restarts,
                                   raw_samples=raw_samples)
         clock.stop(result)
@@ -131,7 +134,16 @@ def run_logei(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int
     return result
 
 
-# -- MES -------------------------------------------------------------------------------------------
+def run_logei(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
+              X_init: Tensor, model_fn: ModelFn | None = None, standardize: bool = True,
+              num_restarts: int = 10, raw_samples: int = 512) -> BOResult:
+    """Global BO with analytic LogEI (minimisation), one point per iteration."""
+    return _global_bo(
+        "logei", objective, bounds, budget, X_init, model_fn, standardize,
+        lambda model, X, targets: LogExpectedImprovement(model, best_f=targets.min(),
+                                                         maximize=False),
+        num_restarts, raw_samples)
+
 
 def run_mes(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
             X_init: Tensor, model_fn: ModelFn | None = None, standardize: bool = True,
@@ -147,25 +159,14 @@ def run_mes(objective: Callable[[Tensor], Tensor], bounds: Tensor, budget: int,
     _check_bounds(bounds)
     if not (isinstance(n_candidates, int) and n_candidates >= 1):
         raise ValueError(f"n_candidates: expected an integer >= 1, got {n_candidates!r}")
-    model_fn = make_gp if model_fn is None else model_fn
-    X, Y = _initial(objective, X_init, bounds, budget)
-    result = BOResult("mes", X_init.clone(), Y, X_init.shape[0])
-    unit = _unit(bounds)
-    sobol = SobolEngine(X.shape[-1], scramble=True, seed=seed)
-    while X.shape[0] < budget:
-        clock = _Clock()
-        model = model_fn(X, _targets(Y, standardize))
+    sobol = SobolEngine(bounds.shape[-1], scramble=True, seed=seed)
+
+    def acquisition(model, X, targets):
         cands = sobol.draw(n_candidates).to(X)
-        acqf = qMaxValueEntropy(model, candidate_set=cands, maximize=False)
-        x_next, _ = optimize_acqf(acqf, bounds=unit, q=1, num_restarts=num_restarts,
-                                  raw_samples=raw_samples)
-        clock.stop(result)
-        x_new = unnormalize(x_next.detach(), bounds)
-        X = torch.cat([X, x_next.detach()])
-        Y = torch.cat([Y, _evaluate(objective, x_new)])
-        result.X = torch.cat([result.X, x_new])
-    result.Y = Y
-    return result
+        return qMaxValueEntropy(model, candidate_set=cands, maximize=False)
+
+    return _global_bo("mes", objective, bounds, budget, X_init, model_fn, standardize,
+                      acquisition, num_restarts, raw_samples)
 
 
 # -- local Thompson sampling -----------------------------------------------------------------------
