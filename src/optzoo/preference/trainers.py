@@ -190,8 +190,11 @@ class AuxDPOTrainer(_PairColumnsDPOTrainer):
                              "model) or lambda_null=0")
         super().__init__(model, ref_model, **kwargs)
         self.aux.to(self.accelerator.device)
-        # the reference's copies of exactly the policy's trainable parameters
-        self._trainable = [n for n, p in self.model.named_parameters() if p.requires_grad]
+        # the reference's copies of exactly the policy's trainable parameters, named once
+        if self.ref_model is not None:
+            ref_names = dict(self.accelerator.unwrap_model(self.ref_model).named_parameters())
+            self._score_params = [n for n, p in self.model.named_parameters()
+                                  if p.requires_grad and n in ref_names]
 
     def create_optimizer(self, model=None):
         optimizer = super().create_optimizer(model)
@@ -205,11 +208,9 @@ class AuxDPOTrainer(_PairColumnsDPOTrainer):
         delta_c, delta_r = self.aux(inputs["pair_index"])
         grads_c = grads_r = None
         if self.lambda_null > 0:
-            ref = self.accelerator.unwrap_model(self.ref_model)
-            names = dict(ref.named_parameters())
-            g = reference_score_vectors(ref, inputs["input_ids"], inputs["attention_mask"],
-                                        inputs["completion_mask"],
-                                        params=[n for n in self._trainable if n in names])
+            g = reference_score_vectors(self.accelerator.unwrap_model(self.ref_model),
+                                        inputs["input_ids"], inputs["attention_mask"],
+                                        inputs["completion_mask"], params=self._score_params)
             grads_c, grads_r = g.chunk(2)
         loss, metrics = auxdpo_loss(chosen - ref_c, rejected - ref_r, delta_c, delta_r,
                                     grads_chosen=grads_c, grads_rejected=grads_r, beta=self.beta,
