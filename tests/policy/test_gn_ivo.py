@@ -12,6 +12,7 @@ from optzoo.policy import (
     gn_ivo_loss,
     response_step_counts,
     sample_prefix_steps,
+    step_ends_from_text,
     step_ids_from_boundaries,
 )
 
@@ -107,6 +108,48 @@ def test_kl_penalty_is_beta_times_token_mean_k3():
     k3 = (torch.exp(d) - d - 1).mean()
     torch.testing.assert_close(with_kl, base + 0.04 * k3)
     torch.testing.assert_close(metrics["kl"], k3)
+
+
+def test_kl_on_the_scale_of_g_is_beta_times_the_mean_per_response_sum():
+    logp, old, ref, rewards, mask, ids = _batch(seed=2)
+    base, _ = gn_ivo_loss(logp, old, rewards, mask, K, step_ids=ids)
+    summed, metrics = gn_ivo_loss(logp, old, rewards, mask, K, step_ids=ids, ref_logp=ref,
+                                  beta=0.04, kl_reduction="response_sum")
+    per_response = []
+    for b in range(mask.shape[0]):
+        d = (ref[b] - logp[b])[mask[b] > 0]
+        per_response.append((torch.exp(d) - d - 1).sum())
+    expected = torch.stack(per_response).mean()
+    torch.testing.assert_close(summed, base + 0.04 * expected)
+    torch.testing.assert_close(metrics["kl_response_sum"], expected)
+    with pytest.raises(ValueError, match="kl_reduction"):
+        gn_ivo_loss(logp, old, rewards, mask, K, ref_logp=ref, beta=0.04, kl_reduction="sum")
+
+
+class _MergingTokenizer:
+    """A stand-in whose vocabulary merges the separator into larger tokens ("=3;", "7;") and
+    splits a two-character separator ("||") over two tokens."""
+
+    pieces = {0: "1+2", 1: "=3;", 2: "3+4=", 3: "7;", 4: ";", 5: "", 6: "|", 7: "9"}
+
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(self.pieces[i] for i in ids)
+
+
+def test_step_ends_found_in_the_decoded_text_when_the_separator_is_not_a_token():
+    ids = torch.tensor([[0, 1, 2, 3, 5, 5], [2, 4, 4, 7, 5, 5]])
+    mask = torch.tensor([[1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 0]])
+    ends = step_ends_from_text(_MergingTokenizer(), ids, mask, ";")
+    assert ends.tolist() == [[False, True, False, True, False, False],
+                             [False, True, True, False, False, False]]
+    # a token-id comparison finds no ';' token in row 0 at all
+    assert not (ids[0] == 4).any()
+    assert step_ids_from_boundaries(ends, mask)[0].tolist() == [0, 0, 1, 1, 2, 2]
+    split = torch.tensor([[7, 6, 6, 7, 5]])
+    two = step_ends_from_text(_MergingTokenizer(), split, torch.ones(1, 5), "||")
+    assert two.tolist() == [[False, False, True, False, False]]  # the token completing "||"
+    with pytest.raises(ValueError, match="separator"):
+        step_ends_from_text(_MergingTokenizer(), ids, mask, "")
 
 
 def test_first_step_is_reinforce_with_advantage_w_minus_one_over_k():

@@ -139,6 +139,42 @@ def test_zero_variance_mask_drops_degenerate_prompts_kl():
     torch.testing.assert_close(unmasked.grad[3:], leaf.grad[3:])
 
 
+@pytest.mark.parametrize("loss_type", ["grpo", "bnpo"])
+def test_renormalised_mask_averages_over_the_kept_prompts_only(loss_type):
+    """``renormalize_mask``: the slow per-token loss over the kept rows alone, which scales the
+    kept prompts' gradient by all / kept (the mask now acts at β = 0 too)."""
+    logp, sampler, anchor, ref, _, mask = _batch(seed=5)
+    rewards = torch.tensor([1.0, 1.0, 1.0, 0.0, 1.0, 0.0], dtype=logp.dtype)
+    keep = zero_variance_mask(rewards, G)
+    adv = whitened_advantages(rewards, G)
+    kept = keep > 0
+    slow_rows = [t[kept] for t in (logp, sampler, anchor, ref)]
+    global B
+    saved, B = B, int(kept.sum())
+    try:
+        slow = _slow_offpolicy(*slow_rows, adv[kept], mask[kept], 0.2, 0.0, "token", loss_type,
+                               torch.ones(B, dtype=logp.dtype))
+    finally:
+        B = saved
+    leaf = logp.clone().requires_grad_(True)
+    loss, _ = offpolicy_grpo_loss(leaf, sampler, anchor, adv, mask, group_mask=keep,
+                                  loss_type=loss_type, renormalize_mask=True)
+    torch.testing.assert_close(loss, slow)
+    loss.backward()
+    plain = logp.clone().requires_grad_(True)
+    offpolicy_grpo_loss(plain, sampler, anchor, adv, mask, group_mask=keep,
+                        loss_type=loss_type)[0].backward()
+    assert torch.all(leaf.grad[:3] == 0)
+    if loss_type == "grpo":  # 6 responses in the mean, 3 kept
+        torch.testing.assert_close(leaf.grad[3:], 2.0 * plain.grad[3:])
+    else:  # tokens: all active / kept active
+        ratio = mask.sum() / mask[kept].sum()
+        torch.testing.assert_close(leaf.grad[3:], ratio * plain.grad[3:])
+    none, _ = offpolicy_grpo_loss(leaf, sampler, anchor, adv, mask, group_mask=torch.zeros(B),
+                                  renormalize_mask=True)
+    assert none.item() == 0.0 and none.requires_grad
+
+
 def test_whitened_advantages_closed_form():
     r = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.5])
     adv = whitened_advantages(torch.tensor(r), 3, eps=1e-4).numpy()

@@ -33,6 +33,7 @@ SMOKE = repro.PRESETS["smoke"]
     ({"pretrain_target": 0.0}, "pretrain_target"),
     ({"alpha": 0.0}, "alpha"),
     ({"beta": -0.1}, "beta"),
+    ({"gn_ivo_kl": "sum"}, "gn_ivo_kl"),
     ({"epsilon": 1.0}, "epsilon"),
     ({"iterations": 0}, "iterations"),
     ({"operands": 1}, "operands"),
@@ -84,6 +85,11 @@ def test_methods_build_the_right_algorithms_on_a_shared_sample_budget():
     assert (a.group_size, a.prompts_per_step, a.alpha, a.inner_steps, a.num_t) == (
         4, 50, 0.2, 2, 1)
     assert a.normalize_weights and a.beta == cfg.beta
+    # β on the scale of g in every preset (issue 22); the earlier token mean stays an option
+    assert all(p.gn_ivo_kl == "response_sum" for p in repro.PRESETS.values())
+    assert a.kl_reduction == "response_sum"
+    assert repro.make_algorithm("gn-ivo", 4, dataclasses.replace(
+        cfg, gn_ivo_kl="token_mean")).kl_reduction == "token_mean"
     one = repro.make_algorithm("gn-ivo-one", 2, cfg)
     assert isinstance(one, GNIVO) and one.steps == "one" and one.prompts_per_step == 100
     g = repro.make_algorithm("grpo", 8, cfg)

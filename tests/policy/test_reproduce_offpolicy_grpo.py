@@ -14,12 +14,15 @@ from optzoo.errors import ConfigError
 from optzoo.experiment import Result, Trial
 from optzoo.policy.reproduce import offpolicy_grpo as repro
 from optzoo.policy.reproduce.offpolicy_grpo import (
+    MASK_MODES,
     ON_POLICY,
     PRESETS,
     THEOREM,
     OffPolicyGRPORepro,
+    mask_mode,
     method_name,
     parse_method,
+    ratio_level,
     theorem_check,
 )
 
@@ -37,8 +40,20 @@ def test_parse_method_round_trips(name, parsed):
     assert method_name(*parsed) == name
 
 
+@pytest.mark.parametrize("name, mode, level", [
+    ("v1-i1-renorm", "renorm", "token"), ("v4-i1-mask-seqsum", "mask", "sequence_sum"),
+    ("v1-i1-nomask", "nomask", "token")])
+def test_mask_modes_and_ratio_levels_round_trip(name, mode, level):
+    v, i, mask = parse_method(name)
+    assert mask == (mode != "nomask")
+    assert (mask_mode(name), ratio_level(name)) == (mode, level)
+    assert method_name(v, i, mode, level) == name
+    with pytest.raises(ValueError, match="mask"):
+        method_name(1, 1, "sometimes")
+
+
 @pytest.mark.parametrize("bad", ["v0-i1-mask", "v1-i0-mask", "v1-i1", "v1-i1-masked", "grpo",
-                                 "v-1-i1-mask", "", 3])
+                                 "v-1-i1-mask", "", 3, "v1-i1-renorm-seq", "v1-i1-seqsum"])
 def test_parse_method_rejects_bad_names(bad):
     with pytest.raises(ValueError, match="method"):
         parse_method(bad)
@@ -78,6 +93,11 @@ def test_presets_cover_the_brief():
     assert {parse_method(m) for m in full.methods} == {
         (v, i, mk) for v, i in ((1, 1), (4, 1), (10, 1), (1, 4)) for mk in (True, False)}
     assert full.steps == 300
+    # the mask both ways (issue 22), and the theorem's sequence-level ratios in full
+    assert "v1-i1-renorm" in quick.methods
+    assert {mask_mode(m) for m in full.methods} == set(MASK_MODES)
+    assert {m for m in full.methods if ratio_level(m) == "sequence_sum"} == {
+        "v4-i1-mask-seqsum", "v10-i1-mask-seqsum"}
     for cfg in PRESETS.values():
         assert (cfg.epsilon, cfg.beta, cfg.lr) == (0.2, 0.01, 1e-4)
     for cfg in (quick, full):
@@ -328,3 +348,32 @@ def test_collapse_threshold_is_half_the_step_0_accuracy():
 def test_config_error_is_a_value_error():
     with pytest.raises(ValueError, match="methods"):
         OffPolicyGRPORepro(methods=("v2-i1-mask",))
+
+
+def test_claim_2r_judges_the_renormalising_mask_on_its_own_runs(tmp_path):
+    """The renormalising mask gets its own claim against the same no-mask runs: held when its
+    runs are stable, not held when they are less stable than no-mask's; absent runs leave it
+    out."""
+    base = _results(good=True)
+    stable = [_result("v1-i1-renorm", s, _rising(a)) for s, a in enumerate(ON_END)]
+    # wider than no-mask's spread and two collapses against its one
+    worse = [[0.4, 0.1, 0.3, 0.4, 0.45], [0.4, 0.15, 0.2, 0.3, 0.3]] + [
+        _rising(a) for a in (0.90, 0.05, 0.85, 0.10)]
+    shaky = [_result("v1-i1-renorm", s, c) for s, c in enumerate(worse)]
+    cfg = dataclasses.replace(PRESETS["quick"], methods=(
+        ON_POLICY, "v1-i1-nomask", "v1-i1-renorm", "v4-i1-mask", "v1-i4-mask"))
+    held = {c.text[:3]: c.status for c in repro.summarize(base + stable, cfg, tmp_path).claims}
+    failed = {c.text[:3]: c.status for c in repro.summarize(base + shaky, cfg, tmp_path).claims}
+    assert held["(2r"] == "held" and failed["(2r"] == "not held"
+    assert held["(2)"] == failed["(2)"] == "held"  # the paper's mask is judged on its own runs
+    assert "(2r" not in {c.text[:3] for c in repro.summarize(base, cfg, tmp_path).claims}
+
+
+def test_claim_1s_sequence_level_ratios_are_their_own_claim(tmp_path):
+    base = _results(good=True)
+    seq = [_result("v4-i1-mask-seqsum", s, _rising(0.40 + 0.001 * s)) for s in range(SEEDS)]
+    cfg = dataclasses.replace(PRESETS["quick"], methods=(
+        ON_POLICY, "v1-i1-nomask", "v4-i1-mask", "v4-i1-mask-seqsum", "v1-i4-mask"))
+    verdicts = {c.text[:3]: c.status for c in repro.summarize(base + seq, cfg, tmp_path).claims}
+    # the sequence-level run learns nothing: its claim fails, the token-level one still holds
+    assert verdicts["(1s"] == "not held" and verdicts["(1)"] == "held"

@@ -169,6 +169,43 @@ def test_offpolicy_with_v1_matches_grpo_up_to_advantage_scaling():
     assert not torch.equal(_params(a.model), _params(_trainer(GRPO()).model))
 
 
+RESCORED = {
+    "offpolicy-v1": lambda rescore: OffPolicyGRPO(group_size=4, prompts_per_step=2,
+                                                  rescore_sampler=rescore),
+    "offpolicy-v2": lambda rescore: OffPolicyGRPO(group_size=4, prompts_per_step=2,
+                                                  sync_period=2, rescore_sampler=rescore),
+    "gn-ivo": lambda rescore: GNIVO(group_size=2, prompts_per_step=2, steps="token",
+                                    rescore_old=rescore),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESCORED))
+def test_rescoring_replaces_the_decode_logprobs(name):
+    """``rescore_sampler`` / ``rescore_old`` = True take the sampler's log-probs from a full
+    forward of its weights: log-probs recorded while decoding that are off by noise of std 0.3
+    then change nothing, while the default on CPU (the recorded log-probs) moves the run."""
+    def run(rescore, corrupt):
+        tr = _trainer(RESCORED[name](rescore), steps=2)
+        if corrupt:
+            sample = tr.sample
+
+            def shifted(*args, **kwargs):
+                r = sample(*args, **kwargs)
+                # noise, not a constant shift: Adam is blind to a gradient's scale
+                noise = torch.randn(r.logprobs.shape, generator=torch.Generator().manual_seed(9))
+                r.logprobs = r.logprobs + 0.3 * noise * r.completion_mask
+                return r
+
+            tr.sample = shifted
+        tr.fit()
+        return _params(tr.model)
+
+    clean = run(True, False)
+    assert torch.allclose(run(True, True), clean, atol=1e-5)
+    assert torch.allclose(run(None, False), clean, atol=1e-5)  # fp32 CPU: both paths agree
+    assert not torch.allclose(run(None, True), clean, atol=1e-5)
+
+
 def test_spo_tracker_absorbs_each_sampled_reward():
     alg = SPO(prompts_per_step=5, n0=3)
     tr = _trainer(alg, steps=1)
@@ -196,6 +233,119 @@ def test_spo_second_visit_measures_divergence_of_the_stored_response():
     rho = tr.history[-1]["rho_mean"]
     # the policy moved (lr 1e-3), so D > 0 and ρ < ρ_max on the second visit
     assert alg.rho_min <= rho < alg.rho_max
+
+
+def _logp_by_hand(model, tok, prompt, completion_ids):
+    """log π(completion | prompt) per token, from one plain forward of prompt + completion."""
+    p = tok([prompt], return_tensors="pt")["input_ids"][0]  # BOS + prompt, as sampled
+    ids = torch.cat([p, completion_ids])[None]
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, p.numel() - 1:-1]
+    return torch.log_softmax(logits.double(), -1).gather(-1, completion_ids[:, None])[:, 0]
+
+
+def test_spo_two_visits_recompute_d_rho_and_the_beta_update_by_hand():
+    """Visit 2 of every prompt: D = mean |log π_then − log π_now| over the response stored at
+    visit 1 (π_now: the policy after visit 2's update), ρ = clip(2^(−D/0.06), ρ_min, ρ_max),
+    a ← ρa + r, b ← ρb + (1 − r): all recomputed outside the trainer."""
+    alg = SPO(prompts_per_step=40, n0=0, sampling="uniform")  # every prompt at every step
+    tr = _trainer(alg, steps=2)
+    tr._setup()
+    tr.train_step()
+    stored = {k: alg.tracker.stored_response(k) for k in range(40)}
+    ab1 = {k: alg.tracker.alpha_beta(k) for k in range(40)}
+    seen = {}
+    update = alg.update
+
+    def spy(trainer, batch, step):
+        seen["batch"] = batch
+        return update(trainer, batch, step)
+
+    alg.update = spy
+    tr.train_step()
+    batch = seen["batch"]
+    assert sorted(batch.index.tolist()) == list(range(40))
+    ds = []
+    for row, k in enumerate(batch.index.tolist()):
+        ids, then = stored[k]
+        now = _logp_by_hand(tr.model, tr.tokenizer, tr.train[k].prompt, ids)
+        d = (then.double() - now).abs().mean().item()
+        rho = min(max(2.0 ** (-d / 0.06), alg.rho_min), alg.rho_max)
+        r = batch.rewards[row].item()
+        a, b = alg.tracker.alpha_beta(k)
+        assert a == pytest.approx(rho * ab1[k][0] + r, abs=1e-5)
+        assert b == pytest.approx(rho * ab1[k][1] + 1 - r, abs=1e-5)
+        ds.append(d)
+    # the policy moved between the visits, so the proxy is not trivially zero
+    assert max(ds) > 1e-3
+
+
+def test_spo_mini_batches_are_verl_ppo_steps_with_rescored_old_logprobs():
+    """``mini_batches=2``: the old log-probs come from a full no-grad forward before the update;
+    two AdamW steps on consecutive halves, clip-higher and the dual-clip cap included."""
+    alg = SPO(prompts_per_step=6, n0=0, sampling="uniform", mini_batches=2, epsilon_high=0.28,
+              loss_type="bnpo", delta=10.0)
+    tr = _trainer(alg, steps=1)
+    tr._setup()
+    model = copy.deepcopy(tr.model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
+    seen = {}
+    update = alg.update
+
+    def spy(trainer, batch, step):
+        seen["batch"] = batch
+        return update(trainer, batch, step)
+
+    alg.update = spy
+    tr.train_step()
+    batch = seen["batch"]
+    r = batch.rollout
+    raw = batch.rewards.double() - 0.5  # untouched priors: v̂ = 0.5 for every prompt
+    adv = ((raw - raw.mean()) / (raw.std() + 1e-8)).float()
+    with torch.no_grad():
+        old = r.logprobs_under(model)
+    for rows in (torch.arange(0, 3), torch.arange(3, 6)):
+        sub = r.rows(rows)
+        loss, _ = grpo_loss(sub.logprobs_under(model), old[rows], adv[rows], sub.completion_mask,
+                            epsilon_high=0.28, loss_type="bnpo", delta=10.0)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    assert torch.allclose(_params(tr.model), _params(model), atol=1e-6)
+    # one step on the whole batch lands elsewhere: the split is not cosmetic
+    one = _trainer(SPO(prompts_per_step=6, n0=0, sampling="uniform", epsilon_high=0.28,
+                       loss_type="bnpo", delta=10.0), steps=1)
+    one.fit()
+    assert not torch.allclose(_params(one.model), _params(model), atol=1e-6)
+
+
+def test_grpo_loss_delta_is_verls_dual_clip():
+    """verl's dual clip, for A < 0: min(−A·c, max(−Aρ, −A·clip(ρ, 1 − ε_l, 1 + ε_h))), and the
+    plain clipped loss for A ≥ 0, equals grpo_loss with ``delta = c`` (token-mean)."""
+    g = torch.Generator().manual_seed(3)
+    logp = torch.randn(5, 7, generator=g) * 2
+    old = torch.randn(5, 7, generator=g) * 2
+    adv = torch.randn(5, generator=g)
+    mask = torch.ones(5, 7)
+    ratio = (logp - old).exp()
+    a = adv[:, None].expand_as(ratio)
+    clipped = torch.maximum(-a * ratio, -a * ratio.clamp(0.8, 1.28))
+    verl = torch.where(a < 0, torch.minimum(-a * 3.0, clipped), clipped).mean()
+    ours, _ = grpo_loss(logp, old, adv, mask, epsilon_high=0.28, loss_type="bnpo", delta=3.0)
+    assert ours.item() == pytest.approx(verl.item(), rel=1e-6)
+    assert (ratio > 3.0).any() and (adv < 0).any()  # the cap is exercised
+
+
+def test_spo_verl_recipe_settings():
+    alg = SPO.verl_recipe()
+    assert (alg.prompts_per_step, alg.mini_batches, alg.n0) == (1024, 8, 8)
+    assert (alg.epsilon, alg.epsilon_high, alg.delta, alg.loss_type) == (0.2, 0.28, 10.0, "bnpo")
+    assert alg.beta == 0.0 and alg.rho_min == 0.875 and alg.sampling == "prioritised"
+    assert SPO.verl_recipe(prompts_per_step=64).prompts_per_step == 64
+    assert SPO().n0 == 8
+    with pytest.raises(ValueError, match="unknown SPO fields"):
+        SPO.verl_recipe(clip_ratio_high=0.3)
 
 
 def test_gnivo_line_steps_split_at_the_separator():
@@ -244,6 +394,9 @@ def test_config_errors_name_the_argument(kwargs, match):
     (lambda: GRPO(group_size=1), "group_size"), (lambda: GRPO(inner_steps=0), "inner_steps"),
     (lambda: OffPolicyGRPO(sync_period=0), "sync_period"),
     (lambda: SPO(sampling="greedy"), "sampling"), (lambda: SPO(baseline="critic"), "baseline"),
+    (lambda: SPO(loss_type="sum"), "loss_type"), (lambda: SPO(mini_batches=0), "mini_batches"),
+    (lambda: SPO(prompts_per_step=4, mini_batches=5), "mini_batches"),
+    (lambda: SPO(delta=0.5), "delta"), (lambda: SPO(epsilon_high=-1.0), "epsilon_high"),
     (lambda: GNIVO(steps="word"), "steps"), (lambda: GNIVO(alpha=0.0), "alpha"),
     (lambda: GNIVO(num_t=0), "num_t"), (lambda: Reinforce(baseline="value"), "baseline"),
 ])

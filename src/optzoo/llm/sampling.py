@@ -81,6 +81,20 @@ class Rollout:
         return Rollout(**{f.name: (v.to(device) if isinstance(v, torch.Tensor) else v)
                           for f in fields(self) for v in [getattr(self, f.name)]})
 
+    def rows(self, index: Sequence[int] | torch.Tensor) -> Rollout:
+        """The rows ``index`` (in that order) as a rollout of their own, e.g. a PPO mini-batch;
+        ``group`` keeps the original prompt indices."""
+        idx = torch.as_tensor(index, dtype=torch.long).reshape(-1)
+        if idx.numel() and (idx.min() < 0 or idx.max() >= len(self.prompts)):
+            raise IndexError(f"index: rows must lie in [0, {len(self.prompts)}), got "
+                             f"{idx.tolist()}")
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = (v[idx.to(v.device)] if isinstance(v, torch.Tensor)
+                           else [v[i] for i in idx.tolist()])
+        return Rollout(**out)
+
     def logprobs_under(self, model, temperature: float = 1.0,
                        batch_size: int | None = None) -> torch.Tensor:
         """Per-token log-probs of these completions under ``model`` (:func:`token_logprobs`)."""

@@ -31,6 +31,7 @@ from optzoo.policy.gn_ivo import (
     gn_ivo_loss,
     response_step_counts,
     sample_prefix_steps,
+    step_ends_from_text,
     step_ids_from_boundaries,
 )
 from optzoo.policy.grpo import aggregate_token_loss, grpo_loss, k3_kl
@@ -56,6 +57,7 @@ __all__ = [
     "gn_ivo_loss", "grpo_advantages", "grpo_loss", "improvement_bound", "k3_kl",
     "kl_adaptive_rho", "kl_divergence_proxy", "offpolicy_grpo_loss", "reinforce_advantages",
     "reinforce_loss", "response_step_counts", "rloo_advantages", "sample_prefix_steps",
-    "sample_prompts", "spo_advantages", "spo_sampling_weights", "step_ids_from_boundaries",
+    "sample_prompts", "spo_advantages", "spo_sampling_weights", "step_ends_from_text",
+    "step_ids_from_boundaries",
     "whitened_advantages", "zero_variance_mask",
 ]

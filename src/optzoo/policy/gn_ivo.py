@@ -35,8 +35,16 @@ Readings (the brief's *inferred* steps; the paper's PDF could not be read):
   ``prefix_steps=None`` averages over every t ∈ {1..max_i T_i} (the paper's "all T" ablation).
   The loss averages over the sampled t of a group, then over groups that have any step.
 * KL to the initial model: the paper keeps a penalty with coefficient β whose form is not in the
-  material read; here β times TRL's k3 estimator averaged over all active tokens (``ref_logp``).
-  The brief suggests β = 0.04 for the reproduction; the function's default is 0.
+  material read.  ``kl_reduction="token_mean"``: β times TRL's k3 estimator averaged over all
+  active tokens (``ref_logp``), the baselines' scale; ``"response_sum"``: β times the mean over
+  responses of the per-response SUM of k3, the scale of g (a sum of log-ratios over the prefix's
+  tokens) — with a token mean the same β restrains GN-IVO roughly T times less than a
+  token-aggregated baseline (issue 22 measured final KL 0.08 vs 0.03–0.04).  The brief suggests
+  β = 0.04 for the reproduction; the function's default is 0.
+* Steps from text (:func:`step_ends_from_text`): a step ends at the token that completes a
+  separator in the decoded text, so a separator merged into a larger token (BPE ``"7;"``) or
+  split over two tokens (``"\n\n"``) is still found; a separator inside a token ends the step
+  with that token (the token cannot be split).
 * π_old's log-probs are detached (only π_old is described as frozen); nothing else is.
 * Unnormalised weights exp(R/α) overflow for R/α beyond ~88 (float32) / ~709 (float64); the
   function raises ``ValueError`` naming ``rewards`` then, rather than return ``inf``.
@@ -50,8 +58,10 @@ from torch import Tensor
 from optzoo.policy.advantages import grouped
 from optzoo.policy.grpo import check_token_inputs, k3_kl, masked_mean
 
-__all__ = ["gn_ivo_loss", "response_step_counts", "sample_prefix_steps",
-           "step_ids_from_boundaries"]
+KL_REDUCTIONS = ("token_mean", "response_sum")
+
+__all__ = ["KL_REDUCTIONS", "gn_ivo_loss", "response_step_counts", "sample_prefix_steps",
+           "step_ends_from_text", "step_ids_from_boundaries"]
 
 
 def step_ids_from_boundaries(step_end: Tensor, mask: Tensor) -> Tensor:
@@ -62,6 +72,33 @@ def step_ids_from_boundaries(step_end: Tensor, mask: Tensor) -> Tensor:
                          f"{tuple(step_end.shape)}")
     ends = ((step_end != 0) & (mask > 0)).long()
     return torch.cumsum(ends, -1) - ends
+
+
+def step_ends_from_text(tokenizer, completion_ids: Tensor, mask: Tensor,
+                        separator: str = ";") -> Tensor:
+    """``(B, T)`` bool: the tokens whose decoding completes an occurrence of ``separator``.
+
+    Row by row the completion is decoded prefix by prefix (``tokenizer.decode(ids[:t + 1],
+    skip_special_tokens=True)``); token t ends a step when its prefix holds more (non-
+    overlapping) occurrences of ``separator`` than the prefix before it.  This does not assume
+    that the separator is one token of the vocabulary."""
+    if not isinstance(separator, str) or not separator:
+        raise ValueError(f"separator: expected a non-empty string, got {separator!r}")
+    if completion_ids.shape != mask.shape:
+        raise ValueError(f"completion_ids must have the shape of mask {tuple(mask.shape)}, got "
+                         f"{tuple(completion_ids.shape)}")
+    ends = torch.zeros(mask.shape, dtype=torch.bool)
+    ids_cpu, active = completion_ids.cpu(), (mask > 0).cpu()
+    for b in range(ids_cpu.shape[0]):
+        ids = ids_cpu[b][active[b]].tolist()
+        positions = active[b].nonzero().flatten().tolist()
+        before = 0
+        for j, pos in enumerate(positions):
+            count = tokenizer.decode(ids[:j + 1], skip_special_tokens=True).count(separator)
+            if count > before:
+                ends[b, pos] = True
+            before = count
+    return ends.to(mask.device)
 
 
 def response_step_counts(step_ids: Tensor | None, mask: Tensor) -> Tensor:
@@ -92,6 +129,7 @@ def gn_ivo_loss(logp: Tensor, old_logp: Tensor, rewards: Tensor, mask: Tensor, g
                 *, alpha: float = 0.2, step_ids: Tensor | None = None,
                 prefix_steps: Tensor | None = None, normalize_weights: bool = True,
                 ref_logp: Tensor | None = None, beta: float = 0.0,
+                kl_reduction: str = "token_mean",
                 ) -> tuple[Tensor, dict[str, Tensor]]:
     """GN-IVO loss (paper Eq. 9, to minimise).
 
@@ -106,7 +144,9 @@ def gn_ivo_loss(logp: Tensor, old_logp: Tensor, rewards: Tensor, mask: Tensor, g
         prefix_steps: ``(B // K, n)`` prefix lengths t ≥ 1 per group (0 = skip), e.g. from
             :func:`sample_prefix_steps`; ``None``: every t ∈ {1..max_i T_i} of each group.
         normalize_weights: w = softmax(R/α) (the paper's experiments) or exp(R/α) (its theory).
-        ref_logp, beta: k3 KL penalty to the initial model, β times its token mean.
+        ref_logp, beta: k3 KL penalty to the initial model.
+        kl_reduction: ``"token_mean"`` (β · mean over active tokens) or ``"response_sum"``
+            (β · mean over responses of the sum over their tokens: g's scale).
 
     Returns:
         ``(loss, metrics)`` with detached scalars ``ivo_loss``, ``kl`` (when ``ref_logp`` is
@@ -125,6 +165,8 @@ def gn_ivo_loss(logp: Tensor, old_logp: Tensor, rewards: Tensor, mask: Tensor, g
         raise ValueError(f"beta must be >= 0, got {beta}")
     if beta != 0.0 and ref_logp is None:
         raise ValueError("ref_logp is required when beta != 0")
+    if kl_reduction not in KL_REDUCTIONS:
+        raise ValueError(f"kl_reduction must be one of {KL_REDUCTIONS}, got {kl_reduction!r}")
     groups = g_rewards.shape[0]
 
     active = mask > 0
@@ -184,7 +226,12 @@ def gn_ivo_loss(logp: Tensor, old_logp: Tensor, rewards: Tensor, mask: Tensor, g
 
     per_token_kl = None if ref_logp is None else k3_kl(
         lp, torch.where(active, ref_logp.detach(), zero))
-    loss = ivo if beta == 0.0 else ivo + beta * masked_mean(per_token_kl, m)
+    if beta == 0.0:
+        loss = ivo
+    elif kl_reduction == "token_mean":
+        loss = ivo + beta * masked_mean(per_token_kl, m)
+    else:
+        loss = ivo + beta * (per_token_kl * m).sum(-1).mean()
 
     with torch.no_grad():
         counted = validf.unsqueeze(1).expand_as(values)
@@ -195,4 +242,5 @@ def gn_ivo_loss(logp: Tensor, old_logp: Tensor, rewards: Tensor, mask: Tensor, g
         }
         if per_token_kl is not None:
             metrics["kl"] = masked_mean(per_token_kl, m)
+            metrics["kl_response_sum"] = (per_token_kl * m).sum(-1).mean()
     return loss, metrics

@@ -39,7 +39,10 @@ experiments could not be read):
   equal.  The indicator multiplies each masked prompt's whole per-token loss (policy term AND KL
   term, as in E_x 1[σ≠0](…)) and the aggregation's normaliser is left unchanged (masked
   prompts still count in the expectation over x).  Since a zero-variance group's whitened
-  advantages are already 0, the mask's only effect on the gradient is to drop those prompts' KL.
+  advantages are already 0, the mask's only effect on the gradient is then to drop those
+  prompts' KL.  ``renormalize_mask=True`` is the other reading, the one DAPO's dynamic sampling
+  and TRL's token aggregations imply: the masked prompts leave the normaliser as well, so the
+  kept prompts' policy gradient is scaled up by (all / kept) — a mask that acts even at β = 0.
 * ε in σ_ε (a variance floor) is not given in the material read; default 1e-4.  Variances are
   Bessel-corrected (the estimator of the TRL code the paper modifies); both are arguments.
 * KL: TRL's k3 estimator on the sampled tokens, without the importance correction by default
@@ -104,6 +107,7 @@ def offpolicy_grpo_loss(logp: Tensor, sampler_logp: Tensor, anchor_logp: Tensor,
                         use_bias_correction_kl: bool = False,
                         max_completion_length: int | None = None,
                         num_items_in_batch: float | Tensor | None = None,
+                        renormalize_mask: bool = False,
                         ) -> tuple[Tensor, dict[str, Tensor]]:
     """The paper's clipped off-policy GRPO loss (to minimise).
 
@@ -124,6 +128,13 @@ def offpolicy_grpo_loss(logp: Tensor, sampler_logp: Tensor, anchor_logp: Tensor,
             ``"sequence_sum"`` (summed log-ratio: π(y|x)/α(y|x)).
         use_bias_correction_kl: multiply the per-token KL by ρ.
         max_completion_length, num_items_in_batch: as :func:`optzoo.policy.grpo_loss`.
+        renormalize_mask: aggregate over the kept completions only (the masked ones leave the
+            normaliser too: ``"grpo"`` averages over the kept responses, ``"bnpo"`` / ``"dapo"``
+            over their tokens, ``"dr_grpo"`` over kept responses × length), as DAPO's dynamic
+            sampling and TRL's token-level aggregations do when degenerate groups are dropped;
+            ``False`` (default, the paper's E_x 1[σ ≠ 0](…)): masked prompts still count.  With
+            ``"dapo"`` and ``num_items_in_batch`` the caller's count is used as given.  A batch
+            with every group masked gives a zero loss (with a graph).
 
     Returns:
         ``(loss, metrics)`` with detached scalars ``clip_ratio/low_mean``,
@@ -188,9 +199,18 @@ def offpolicy_grpo_loss(logp: Tensor, sampler_logp: Tensor, anchor_logp: Tensor,
         per_token_loss = per_token_loss + beta * per_token_kl
     if group_mask is not None:
         per_token_loss = per_token_loss * group_mask.to(logp.dtype).unsqueeze(1)
-    loss = aggregate_token_loss(per_token_loss, m, loss_type,
-                                max_completion_length=max_completion_length,
-                                num_items_in_batch=num_items_in_batch)
+    if group_mask is not None and renormalize_mask:
+        keep = group_mask > 0
+        if not keep.any():
+            loss = (per_token_loss * m).sum() * 0.0
+        else:
+            loss = aggregate_token_loss(per_token_loss[keep], m[keep], loss_type,
+                                        max_completion_length=max_completion_length or m.shape[1],
+                                        num_items_in_batch=num_items_in_batch)
+    else:
+        loss = aggregate_token_loss(per_token_loss, m, loss_type,
+                                    max_completion_length=max_completion_length,
+                                    num_items_in_batch=num_items_in_batch)
 
     with torch.no_grad():
         low = ((rho < lower) & (adv < 0)).to(logp.dtype)

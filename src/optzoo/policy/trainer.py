@@ -70,12 +70,14 @@ from optzoo.llm.sampling import Rollout, greedy_accuracy, rollout, token_logprob
 from optzoo.llm.tasks import Problem, Task
 from optzoo.policy.advantages import degenerate_group_fraction, grpo_advantages
 from optzoo.policy.gn_ivo import (
+    KL_REDUCTIONS,
     gn_ivo_loss,
     response_step_counts,
     sample_prefix_steps,
+    step_ends_from_text,
     step_ids_from_boundaries,
 )
-from optzoo.policy.grpo import grpo_loss
+from optzoo.policy.grpo import LOSS_TYPES, grpo_loss
 from optzoo.policy.offpolicy_grpo import (
     OffPolicySchedule,
     offpolicy_grpo_loss,
@@ -304,6 +306,12 @@ class OffPolicyGRPO(Algorithm):
         importance_sampling_level: ``"token"`` (default, TRL's) or ``"sequence_sum"`` (the
             theorem's π(y|x)/α(y|x)) or ``"sequence"``.
         loss_type: aggregation (default ``"grpo"``).
+        renormalize_mask: masked prompts also leave the loss's normaliser
+            (:func:`~optzoo.policy.offpolicy_grpo_loss`'s ``renormalize_mask``).
+        rescore_sampler: α's log-probs from a no-grad full forward of the sampler's weights
+            instead of the log-probs recorded while decoding (KV-cache path): the two agree to
+            ~1e-7 in fp32 on CPU but not in bf16 / fused GPU kernels, where the difference would
+            read as off-policyness.  ``None`` (default): on off CPU, off on CPU.
     """
 
     group_size: int = 8
@@ -317,6 +325,8 @@ class OffPolicyGRPO(Algorithm):
     variance_eps: float = 1e-4
     importance_sampling_level: str = "token"
     loss_type: str = "grpo"
+    renormalize_mask: bool = False
+    rescore_sampler: bool | None = None
     name: str = "offpolicy-grpo"
     _sampler: Any = field(default=None, init=False, repr=False)
 
@@ -353,8 +363,15 @@ class OffPolicyGRPO(Algorithm):
             trainer.refresh_reference()
         adv = whitened_advantages(batch.rewards, self.group_size, eps=self.variance_eps)
         gmask = zero_variance_mask(batch.rewards, self.group_size)
+        rescore = (self.rescore_sampler if self.rescore_sampler is not None
+                   else trainer.device.type != "cpu")
+        sampler_logp = r.logprobs
+        if rescore:
+            with torch.no_grad():
+                alpha = self._sampler if self.sync_period > 1 else trainer.model
+                sampler_logp = r.logprobs_under(alpha, temperature=trainer.config.temperature)
         if self.sync_period == 1:
-            anchor = r.logprobs
+            anchor = sampler_logp
         else:
             with torch.no_grad():
                 anchor = trainer.policy_logprobs(r)
@@ -363,16 +380,17 @@ class OffPolicyGRPO(Algorithm):
         for _ in range(self.inner_steps):
             logp = trainer.policy_logprobs(r)
             loss, m = offpolicy_grpo_loss(
-                logp, r.logprobs, anchor, adv, r.completion_mask,
+                logp, sampler_logp, anchor, adv, r.completion_mask,
                 group_mask=gmask if self.mask_zero_variance else None, ref_logp=ref,
                 beta=self.beta, epsilon=self.epsilon, loss_type=self.loss_type,
                 importance_sampling_level=self.importance_sampling_level,
-                max_completion_length=trainer.max_new_tokens)
+                max_completion_length=trainer.max_new_tokens,
+                renormalize_mask=self.renormalize_mask)
             trainer.optimizer_step(loss)
             metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
         # the lag: how far π_k already is from the sampler (the loss's own max_abs_log_ratio is
         # |log π/α| at the last inner step)
-        lag = (anchor - r.logprobs).abs() * r.completion_mask
+        lag = (anchor - sampler_logp).abs() * r.completion_mask
         metrics["max_abs_anchor_log_ratio"] = lag.max().item()
         metrics["lag"] = self.schedule.lag(step)
         metrics["degenerate_frac"] = 1.0 - gmask.view(-1, self.group_size)[:, 0].mean().item()
@@ -404,21 +422,38 @@ class SPO(Algorithm):
     updated policy.  Setup draws ``n0`` completions per training prompt from the initial policy
     for the tracker priors (counted in ``trainer.setup_samples``).
 
+    The policy update is verl's PPO actor update on the batch: ``mini_batches`` consecutive
+    slices of the batch, one optimizer step each (verl's ``ppo_mini_batch_size`` = batch /
+    ``mini_batches``, one PPO epoch); with more than one, the old log-probs are re-scored by a
+    no-grad full forward of the policy before the first step (verl's ``compute_log_prob``), so
+    later slices see ratios ≠ 1.  The loss is :func:`~optzoo.policy.grpo_loss` with clip range
+    [1 − ``epsilon``, 1 + ``epsilon_high``], aggregation ``loss_type`` (``"bnpo"`` = verl's
+    ``token-mean`` over the mini-batch, ``"grpo"`` = ``seq-mean-token-mean``) and ``delta``:
+    TRL's cap of the unclipped ratio, which equals verl's dual clip ``clip_ratio_c`` (for A < 0:
+    min(−A·c, max(−Aρ, −A·clip(ρ)))) whenever c ≥ 1 + ε_high, and changes nothing for A > 0.
+    :meth:`verl_recipe` gives the recipe's settings (``spo/train.sh``, ``spo_trainer.yaml``).
+
     Args:
         prompts_per_step: prompts (= completions) per step.
-        n0: offline samples per prompt for the priors (0: a = b = 0.5).
+        n0: offline samples per prompt for the priors (0: a = b = 0.5); 8 is the recipe's
+            ``offline_N``.
         rho_min, rho_max, d_half: the tracker's forgetting (the code: ρ_max 0.96, D_half 0.06).
         rho_mode: ``"kl"`` or ``"constant"`` (ρ = ``rho_constant``).
         rho_constant: ρ of the constant mode.
         sampling: ``"prioritised"`` or ``"uniform"``.
         baseline: ``"tracker"`` or ``"none"`` (REINFORCE with global normalisation).
         normalize: global advantage normalisation.
-        epsilon: PPO clip.
+        epsilon, epsilon_high: clip range [1 − ε, 1 + ε_high] (``None``: ε; the recipe's
+            clip-higher is 0.2 / 0.28).
         beta: k3 KL coefficient to the reference model.
+        loss_type: aggregation of :func:`~optzoo.policy.grpo_loss` (``"grpo"``, ``"bnpo"``,
+            ``"dr_grpo"``, ``"dapo"``).
+        mini_batches: PPO mini-batches (optimizer steps) per sampled batch.
+        delta: cap of the unclipped ratio (verl's dual clip ``clip_ratio_c``; None: none).
     """
 
     prompts_per_step: int = 64
-    n0: int = 4
+    n0: int = 8
     rho_min: float = 0.875
     rho_max: float = 0.96
     d_half: float = 0.06
@@ -429,11 +464,43 @@ class SPO(Algorithm):
     normalize: bool = True
     epsilon: float = 0.2
     beta: float = 0.0
+    epsilon_high: float | None = None
+    loss_type: str = "grpo"
+    mini_batches: int = 1
+    delta: float | None = None
     name: str = "spo"
+
+    @classmethod
+    def verl_recipe(cls, **overrides) -> SPO:
+        """The ``verl-recipe`` SPO settings: 1024 prompts per step in 8 PPO mini-batches of
+        128, token-mean loss, clip-higher 0.2 / 0.28, dual clip 10, no KL, n0 = 8 offline
+        samples, ρ_min = 0.875 (``rho.clip_lower``), prioritised sampling.  The recipe's
+        learning rate (1e-6, Adam) and temperature belong to :class:`TrainerConfig`.
+        ``overrides`` replace any field (e.g. a smaller ``prompts_per_step``)."""
+        settings = dict(prompts_per_step=1024, mini_batches=8, n0=8, rho_min=0.875,
+                        rho_max=0.96, d_half=0.06, rho_mode="kl", sampling="prioritised",
+                        baseline="tracker", normalize=True, epsilon=0.2, epsilon_high=0.28,
+                        delta=10.0, beta=0.0, loss_type="bnpo")
+        unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"verl_recipe: unknown SPO fields {sorted(unknown)}")
+        return cls(**{**settings, **overrides})
 
     def __post_init__(self):
         _positive_int("prompts_per_step", self.prompts_per_step)
         _positive_int("n0", self.n0, 0)
+        _number("epsilon", self.epsilon)
+        if self.epsilon_high is not None:
+            _number("epsilon_high", self.epsilon_high)
+        _number("beta", self.beta)
+        if self.loss_type not in LOSS_TYPES:
+            raise ValueError(f"loss_type: expected one of {LOSS_TYPES}, got {self.loss_type!r}")
+        _positive_int("mini_batches", self.mini_batches)
+        if self.mini_batches > self.prompts_per_step:
+            raise ValueError(f"mini_batches: expected at most prompts_per_step = "
+                             f"{self.prompts_per_step}, got {self.mini_batches}")
+        if self.delta is not None:
+            _number("delta", self.delta, 1.0)
         if self.sampling not in ("prioritised", "uniform"):
             raise ValueError(f"sampling: expected 'prioritised' or 'uniform', got "
                              f"{self.sampling!r}")
@@ -500,10 +567,23 @@ class SPO(Algorithm):
             adv = raw
         adv = adv.to(batch.rewards)
         ref = trainer.reference_logprobs(r) if self.beta else None
-        logp = trainer.policy_logprobs(r)
-        loss, m = grpo_loss(logp, None, adv, r.completion_mask, ref_logp=ref, beta=self.beta,
-                            epsilon_low=self.epsilon, loss_type="grpo")
-        trainer.optimizer_step(loss)
+        old = None
+        if self.mini_batches > 1:
+            with torch.no_grad():
+                old = trainer.policy_logprobs(r)
+        losses, metrics = [], {}
+        for rows in torch.arange(len(keys)).tensor_split(self.mini_batches):
+            sub = r.rows(rows)
+            loss, m = grpo_loss(trainer.policy_logprobs(sub), None if old is None else old[rows],
+                                adv[rows.to(adv.device)], sub.completion_mask,
+                                ref_logp=None if ref is None else ref[rows], beta=self.beta,
+                                epsilon_low=self.epsilon, epsilon_high=self.epsilon_high,
+                                loss_type=self.loss_type, delta=self.delta,
+                                max_completion_length=trainer.max_new_tokens)
+            trainer.optimizer_step(loss)
+            losses.append(loss.item())
+            for k, v in m.items():
+                metrics.setdefault(k, []).append(v.item())
         # a prompt drawn twice in a step: its later copy sees the earlier one's update
         uniq = list(dict.fromkeys(keys))
         rho = self.tracker.rho(self._divergence(trainer, uniq))
@@ -515,7 +595,9 @@ class SPO(Algorithm):
         for row, k in enumerate(keys):
             self.tracker.store_response(k, (r.completion_ids[row].cpu()[mask[row]].clone(),
                                             after[row][mask[row]].clone()))
-        return {"loss": loss.item(), **{k: v.item() for k, v in m.items()},
+        # means over the mini-batches
+        return {"loss": float(np.mean(losses)), **{k: float(np.mean(v)) for k, v in
+                                                   metrics.items()},
                 # samples the loss gives no gradient: zero advantage after normalisation
                 "degenerate_frac": (adv.abs() < 1e-6).double().mean().item(),
                 "advantage_var": raw.var().item() if len(keys) > 1 else 0.0,
@@ -550,6 +632,11 @@ class GNIVO(Algorithm):
         inner_steps: optimizer steps per batch.
         normalize_weights: w = softmax(R/α) (the experiments) or exp(R/α) (the theory).
         beta: KL coefficient.
+        kl_reduction: ``"token_mean"`` or ``"response_sum"`` (the scale of g; see
+            :func:`~optzoo.policy.gn_ivo_loss`).
+        rescore_old: π_old's log-probs from a no-grad full forward of the policy before the
+            first inner step instead of the ones recorded while decoding (equal to ~1e-7 in fp32
+            on CPU, not in bf16 / fused kernels); ``None`` (default): on off CPU.
     """
 
     group_size: int = 4
@@ -561,6 +648,8 @@ class GNIVO(Algorithm):
     inner_steps: int = 2
     normalize_weights: bool = True
     beta: float = 0.04
+    kl_reduction: str = "token_mean"
+    rescore_old: bool | None = None
     name: str = "gn-ivo"
 
     def __post_init__(self):
@@ -572,6 +661,9 @@ class GNIVO(Algorithm):
             raise ValueError(f"steps: expected 'line', 'token' or 'one', got {self.steps!r}")
         if self.num_t != "all":
             _positive_int("num_t", self.num_t)
+        if self.kl_reduction not in KL_REDUCTIONS:
+            raise ValueError(f"kl_reduction: expected one of {KL_REDUCTIONS}, got "
+                             f"{self.kl_reduction!r}")
 
     def select(self, trainer, step):
         return _uniform_prompts(trainer, self.prompts_per_step), self.group_size
@@ -582,12 +674,14 @@ class GNIVO(Algorithm):
             return None
         if self.steps == "one":
             return torch.zeros_like(mask)
-        sep = trainer.tokenizer.convert_tokens_to_ids(self.step_separator)
-        if sep is None or sep == trainer.tokenizer.unk_token_id:
-            raise ValueError(f"step_separator: {self.step_separator!r} is not a token of the "
-                             "tokenizer")
-        # the separator is the last token of its step; the EOS ends the last step
-        return step_ids_from_boundaries(r.completion_ids == sep, mask)
+        if not isinstance(self.step_separator, str) or not self.step_separator:
+            raise ValueError(f"step_separator: expected a non-empty string, got "
+                             f"{self.step_separator!r}")
+        # the token completing a separator in the decoded text ends its step (the separator
+        # need not be one token); the EOS ends the last step
+        ends = step_ends_from_text(trainer.tokenizer, r.completion_ids, mask,
+                                   self.step_separator)
+        return step_ids_from_boundaries(ends, mask)
 
     def update(self, trainer, batch, step):
         r = batch.rollout
@@ -599,13 +693,18 @@ class GNIVO(Algorithm):
             prefix = sample_prefix_steps(counts, self.group_size, self.num_t,
                                          generator=trainer.prompt_generator)
         ref = trainer.reference_logprobs(r) if self.beta else None
+        old = r.logprobs
+        if (self.rescore_old if self.rescore_old is not None
+                else trainer.device.type != "cpu"):
+            with torch.no_grad():
+                old = trainer.policy_logprobs(r)
         metrics = {}
         for _ in range(self.inner_steps):
             logp = trainer.policy_logprobs(r)
-            loss, m = gn_ivo_loss(logp, r.logprobs, batch.rewards, r.completion_mask,
+            loss, m = gn_ivo_loss(logp, old, batch.rewards, r.completion_mask,
                                   self.group_size, alpha=self.alpha, step_ids=sids,
                                   prefix_steps=prefix, normalize_weights=self.normalize_weights,
-                                  ref_logp=ref, beta=self.beta)
+                                  ref_logp=ref, beta=self.beta, kl_reduction=self.kl_reduction)
             trainer.optimizer_step(loss)
             metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
         metrics["degenerate_frac"] = degenerate_group_fraction(batch.rewards,

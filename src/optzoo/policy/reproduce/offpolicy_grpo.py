@@ -30,9 +30,10 @@ prompts; ``on`` = the ``v1-i1-mask`` method; every comparison is paired by seed,
 method of a seed starts from the same pretrained model; each claim is decided by a named test of
 :mod:`optzoo.experiment.verdicts`, with the margins of "Verdict margins" below):
 
-(1) for each off-policy method ``v<v>-i1-mask`` with v > 1, all of: (a) its final acc (after
-    the same T optimizer steps as ``on``) is non-inferior to on's, ``noninferior`` with the
-    fixed margin ``noninferiority_margin_acc``; (b) it learns: its final acc exceeds its own
+(1) for each off-policy method ``v<v>-i1-mask`` with v > 1, all of: (a) its gain over step 0
+    (final acc after the same T optimizer steps as ``on`` minus step-0 acc) is non-inferior to
+    on's gain, ``noninferior`` paired by seed with the fixed margin
+    ``noninferiority_margin_acc``; (b) it learns: its final acc exceeds its own
     step-0 acc by more than ``min_effect_acc`` (``superior``); (c) its sync count is ⌈T / v⌉
     on every seed while on's is T (v× fewer; ``bound_holds``, exact).  When neither ``on`` nor
     the off-policy run moves acc by more than ``min_effect_acc`` (both changes' CIs inside
@@ -48,6 +49,11 @@ method of a seed starts from the same pretrained model; each claim is decided by
     when its held-out acc at any evaluation after step 0 falls below half of its step-0 acc.
     Inconclusive (``not_acting``) when the mask cannot act: β = 0 or no prompt of the mask
     runs ever had a zero-variance group (then the mask multiplies nothing);
+    (1s) the same for ``v<v>-i1-mask-seqsum``, the theorem's sequence-level ratios
+    π(y|x)/α(y|x) instead of TRL's per-token ones (full preset);
+    (2r) claim (2) for the renormalising mask ``v<v>-i<i>-renorm`` against ``nomask``: masked
+    prompts leave the loss's normaliser too (TRL's bnpo / DAPO reading), so the kept prompts'
+    gradient is scaled by all / kept and the mask acts even where β = 0;
 (3) sample reuse (v=1, i>1, mask) is worse per unit of compute, compute = optimizer steps
     (gradient evaluations of one 64-completion batch): on's acc at T training steps exceeds
     the reuse run's acc after T/i training steps (T optimizer steps) by more than
@@ -81,6 +87,15 @@ small); the spread part is now a test with a minimal effect.  Claim (3) was "mea
 effect.  Claim (4) is unchanged in substance (an exact count of violations).  No preset and no
 trial changed.  A claim whose runs are absent (no seed shared with on-policy) is left out of the
 claims and named in the report's notes (:class:`NotEvaluated`) instead of "not held".
+
+Issue 22 ("Audit III"): claim (1) is now stated on the gains over step 0 (identical to the
+final-accuracy comparison, since a seed's methods share their step-0 model, but the quantity
+the claim is about); the paper's mask keeps the masked prompts in the normaliser, which at
+this scale only drops their KL terms (claim (2) could not be shown by the mask's gradient), so
+the renormalising reading runs beside it (claim (2r)); the sampler's log-probs can be re-scored
+by a full forward of the sampler's weights (``OffPolicyGRPO(rescore_sampler=...)``, on by
+default off CPU: on CPU in fp32 the KV-cache decode and the full forward agree to ~1e-7, so the
+CPU presets keep the recorded ones).
 
 The paper's 1.35× throughput claim is communication time of weight broadcasts on a
 tensor-parallel multi-GPU server; a single-process CPU toy has no broadcast to save, so this
@@ -117,27 +132,50 @@ ON_POLICY = "v1-i1-mask"
 THEOREM = "theorem-1"
 COLLAPSE_FRACTION = 0.5  # claim (2): collapsed when acc < 0.5 × step-0 acc at some evaluation
 THEOREM_TOL = 1e-12
-_METHOD = re.compile(r"v([0-9]+)-i([0-9]+)-(mask|nomask)")
+_METHOD = re.compile(r"v([0-9]+)-i([0-9]+)-(mask|nomask|renorm)(-seqsum)?")
+MASK_MODES = ("mask", "nomask", "renorm")
 #: preset fields that only decide verdicts: they stay out of the trials' parameters (and keys)
 VERDICT_FIELDS = ("noninferiority_margin_acc", "min_effect_acc", "min_spread_acc")
 
 
-def parse_method(name: str) -> tuple[int, int, bool]:
-    """``"v4-i1-mask"`` → ``(sync_period v, inner_steps i, mask_zero_variance)``.
-
-    Raises:
-        ValueError: a name not of the form ``v<int ≥ 1>-i<int ≥ 1>-(mask|nomask)``.
-    """
+def _match(name: str) -> re.Match:
     m = _METHOD.fullmatch(name) if isinstance(name, str) else None
     if m is None or int(m.group(1)) < 1 or int(m.group(2)) < 1:
-        raise ValueError(f"method: expected 'v<v>-i<i>-mask' or 'v<v>-i<i>-nomask' with "
-                         f"integers v, i >= 1, got {name!r}")
-    return int(m.group(1)), int(m.group(2)), m.group(3) == "mask"
+        raise ValueError(f"method: expected 'v<v>-i<i>-<mask|nomask|renorm>' (optionally "
+                         f"followed by '-seqsum') with integers v, i >= 1, got {name!r}")
+    return m
 
 
-def method_name(v: int, i: int, mask: bool) -> str:
-    """Inverse of :func:`parse_method`."""
-    return f"v{v}-i{i}-{'mask' if mask else 'nomask'}"
+def parse_method(name: str) -> tuple[int, int, bool]:
+    """``"v4-i1-mask"`` → ``(sync_period v, inner_steps i, mask_zero_variance)``; ``renorm``
+    is a mask too (:func:`mask_mode` tells the two apart).
+
+    Raises:
+        ValueError: a name not of the form ``v<int ≥ 1>-i<int ≥ 1>-(mask|nomask|renorm)``
+            with an optional ``-seqsum``.
+    """
+    m = _match(name)
+    return int(m.group(1)), int(m.group(2)), m.group(3) != "nomask"
+
+
+def mask_mode(name: str) -> str:
+    """``"mask"`` (the paper's: masked prompts stay in the normaliser), ``"renorm"`` (they leave
+    it) or ``"nomask"``."""
+    return _match(name).group(3)
+
+
+def ratio_level(name: str) -> str:
+    """``"sequence_sum"`` for a ``-seqsum`` method (the theorem's π(y|x)/α(y|x)), else
+    ``"token"``."""
+    return "sequence_sum" if _match(name).group(4) else "token"
+
+
+def method_name(v: int, i: int, mask: bool | str, level: str = "token") -> str:
+    """Inverse of :func:`parse_method` (``mask``: a bool, or a :data:`MASK_MODES` name)."""
+    mode = mask if isinstance(mask, str) else ("mask" if mask else "nomask")
+    if mode not in MASK_MODES:
+        raise ValueError(f"mask: expected a bool or one of {MASK_MODES}, got {mask!r}")
+    return f"v{v}-i{i}-{mode}" + ("-seqsum" if level == "sequence_sum" else "")
 
 
 @dataclass(frozen=True)
@@ -173,8 +211,8 @@ class OffPolicyGRPORepro(Preset):
     """
 
     seeds: int = 3
-    methods: tuple[str, ...] = ("v1-i1-mask", "v1-i1-nomask", "v4-i1-mask", "v10-i1-mask",
-                                "v1-i4-mask")
+    methods: tuple[str, ...] = ("v1-i1-mask", "v1-i1-nomask", "v1-i1-renorm", "v4-i1-mask",
+                                "v10-i1-mask", "v1-i4-mask")
     digits: tuple[int, ...] = (2, 2)
     operands: tuple[int, ...] = (2, 2)
     hidden_size: int = 128
@@ -267,20 +305,25 @@ PRESETS = {
     # refresh, the theorem check); 1-digit addition so that 150 pretraining steps of a 12 k
     # parameter model (≈ 3 s) give groups with a reward spread
     "smoke": OffPolicyGRPORepro(
-        seeds=2, methods=("v1-i1-mask", "v1-i1-nomask", "v2-i1-mask", "v1-i2-mask"),
+        seeds=2, methods=("v1-i1-mask", "v1-i1-nomask", "v1-i1-renorm", "v2-i1-mask",
+                          "v2-i1-mask-seqsum", "v1-i2-mask"),
         digits=(1, 1), hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
         pretrain_steps=150,
         pretrain_target=0.0, pretrain_eval_size=20, pretrain_eval_every=10, pretrain_batch=32,
         n_train=64, n_test=20, steps=4, eval_every=2, eval_size=20, prompts_per_step=4,
         ref_refresh_period=3, theorem_draws=200),
-    # 2-digit, 2-operand addition (≈ 1 min of pretraining per seed on one core); five configs
-    # that evaluate every claim; T = 60 (steps/4 = 15 is an evaluation for claim 3)
+    # 2-digit, 2-operand addition (≈ 1 min of pretraining per seed on one core); six configs
+    # that evaluate every claim, the mask both ways; T = 60 (steps/4 = 15 is an evaluation for
+    # claim 3)
     "quick": OffPolicyGRPORepro(),
-    # all eight configs of the brief, 5 seeds × 300 steps; 2-digit sums of 2 or 3 operands
+    # all eight configs of the brief, each also with the renormalising mask, and the two
+    # off-policy ones with sequence-level ratios; 5 seeds × 300 steps; 2-digit sums of 2 or 3
+    # operands
     "full": OffPolicyGRPORepro(
         seeds=5,
         methods=tuple(method_name(v, i, mk) for v, i in ((1, 1), (4, 1), (10, 1), (1, 4))
-                      for mk in (True, False)),
+                      for mk in MASK_MODES)
+        + tuple(method_name(v, 1, "mask", "sequence_sum") for v in (4, 10)),
         operands=(2, 3), pretrain_steps=6000, n_train=5000, n_test=500, steps=300,
         eval_every=25, eval_size=500, theorem_draws=20000),
 }
@@ -341,6 +384,8 @@ def run_trial(trial: Trial, device: str) -> dict:
     train, test = task.split(cfg.n_train, cfg.n_test, seed=trial.seed)
     algo = OffPolicyGRPO(group_size=cfg.group_size, prompts_per_step=cfg.prompts_per_step,
                          sync_period=v, inner_steps=i, mask_zero_variance=mask,
+                         renormalize_mask=mask_mode(trial.method) == "renorm",
+                         importance_sampling_level=ratio_level(trial.method),
                          epsilon=cfg.epsilon, beta=cfg.beta,
                          ref_refresh_period=cfg.ref_refresh_period)
     trainer = PolicyTrainer(lm.model, lm.tokenizer, task, train, test, algo,
@@ -472,6 +517,8 @@ def summarize(results: list[Result], cfg: OffPolicyGRPORepro, outdir: Path) -> S
     tables = [_main_table(results, ms), _curve_table(results, ms)]
     claims, skipped = split_claims(
         _claims_offpolicy(results, cfg, ms) + [_claim_mask(results, ms, cfg)]
+        + ([_claim_mask(results, ms, cfg, "renorm")]
+           if any(mask_mode(m) == "renorm" for m in ms) else [])
         + _claims_reuse(results, ms, cfg) + _claim_theorem(results))
     figures = [_plot_accuracy(results, ms, outdir / "accuracy.png"),
                _plot_diagnostics(results, ms, outdir / "diagnostics.png")]
@@ -486,7 +533,7 @@ def _main_table(results, ms) -> Table:
         rs = [r for r in results if r.trial.method == m]
         delta = [r.metrics["final_accuracy"] - r.metrics["initial_accuracy"] for r in rs]
         rows.append([
-            m, v, i, "yes" if mask else "no",
+            m, v, i, mask_mode(m), ratio_level(m),
             fmt_values(_vals(results, m, "initial_accuracy"), 3),
             fmt_values(_vals(results, m, "final_accuracy"), 3),
             f"{_std(delta):.3f}", f"{sum(_collapsed(r) for r in rs)}/{len(rs)}",
@@ -502,7 +549,7 @@ def _main_table(results, ms) -> Table:
               "over seeds), seed std of the change, collapsed runs, budgets, training wall time "
               "(s, one CPU thread), fraction of zero-variance (masked) prompts, max |log π_k/α| "
               "over the run, fraction of tokens where the clip binds",
-        columns=["method", "v", "i", "mask", "acc step 0", "acc final", "std Δacc",
+        columns=["method", "v", "i", "mask", "ratio", "acc step 0", "acc final", "std Δacc",
                  "collapsed", "optimizer steps", "syncs", "samples", "train s",
                  "masked frac", "max |log π_k/α|", "clip frac"], rows=rows)
 
@@ -529,22 +576,33 @@ def _change(results, method: str, cfg, at: str = "final_accuracy") -> Verdict | 
     return superior(after, before, min_effect=cfg.min_effect_acc)
 
 
+def _gains(results, method: str) -> dict[int, float]:
+    """final − step-0 held-out accuracy of ``method`` per seed."""
+    after, before = common_seeds(by_seed(results, "final_accuracy", where=_of(method)),
+                                 by_seed(results, "initial_accuracy", where=_of(method)))
+    return {s: after[s] - before[s] for s in after}
+
+
 def _claims_offpolicy(results, cfg, ms) -> list[Claim | NotEvaluated]:
     on = by_seed(results, "final_accuracy", where=_of(ON_POLICY))
+    on_gain = _gains(results, ON_POLICY)
     on_syncs = by_seed(results, "syncs", where=_of(ON_POLICY))
     on_steps = by_seed(results, "steps", where=_of(ON_POLICY))
     learn_on = _change(results, ON_POLICY, cfg)
     out = []
     for m in ms:
         v, i, mask = parse_method(m)
-        if v == 1 or i != 1 or not mask:
+        if v == 1 or i != 1 or mask_mode(m) != "mask":
             continue
-        text = (f"(1) Off-policy GRPO with v = {v} (i = 1, mask) learns (final held-out "
-                f"accuracy > its step-0 accuracy + {cfg.min_effect_acc:g}) and is non-inferior "
-                f"to on-policy GRPO (v = 1, i = 1, mask; margin {cfg.noninferiority_margin_acc:g}"
-                f") after the same {cfg.steps} optimizer steps, with {v}× fewer weight syncs.")
+        seqsum = ratio_level(m) == "sequence_sum"
+        level = ", sequence-level ratios π(y|x)/α(y|x)" if seqsum else ""
+        text = (f"(1{'s' if seqsum else ''}) Off-policy GRPO with v = {v} (i = 1, mask{level}) "
+                f"learns (final held-out accuracy > its step-0 accuracy + "
+                f"{cfg.min_effect_acc:g}) and its gain is non-inferior to on-policy GRPO's "
+                f"(v = 1, i = 1, mask; margin {cfg.noninferiority_margin_acc:g}) after the same "
+                f"{cfg.steps} optimizer steps, with {v}× fewer weight syncs.")
         off_all = by_seed(results, "final_accuracy", where=_of(m))
-        off, on_p = common_seeds(off_all, on)
+        off, on_p = common_seeds(_gains(results, m), on_gain)
         if not off:
             out.append(NotEvaluated(text, f"no seed with both {m} and {ON_POLICY}"))
             continue
@@ -554,7 +612,9 @@ def _claims_offpolicy(results, cfg, ms) -> list[Claim | NotEvaluated]:
                + [abs(on_syncs[s] - on_steps[s]) for s in on_syncs if s in on_steps])
         learn_off = _change(results, m, cfg)
         cells = {
-            f"non-inferior to on-policy (margin {cfg.noninferiority_margin_acc:g})":
+            # on the gains over step 0, paired by seed (a seed's methods share the pretrained
+            # model, so its step-0 accuracy is common and the pairing removes it)
+            f"gain non-inferior to on-policy's (margin {cfg.noninferiority_margin_acc:g})":
                 noninferior(off, on_p, margin=cfg.noninferiority_margin_acc),
             f"v = {v} learns (final − step 0 > {cfg.min_effect_acc:g})": learn_off,
             # a missing sync count counts as one violation
@@ -569,7 +629,7 @@ def _claims_offpolicy(results, cfg, ms) -> list[Claim | NotEvaluated]:
         out.append(Claim(
             text=text,
             evidence=f"final acc v={v}: {fmt_values(list(off_all.values()), 3)} vs on-policy "
-                     f"{fmt_values(list(on.values()), 3)}; paired difference "
+                     f"{fmt_values(list(on.values()), 3)}; paired difference of the gains "
                      f"{fmt_values(paired, 3)}; change from step 0: v={v} "
                      f"{_describe(learn_off)}, on-policy {_describe(learn_on)}; syncs "
                      f"{np.mean(list(syncs.values())) if syncs else math.nan:g} vs "
@@ -595,17 +655,22 @@ def _abs_deviations(values: list[float]) -> list[float]:
     return [abs(x - med) for x in values]
 
 
-def _claim_mask(results, ms, cfg) -> Claim | NotEvaluated:
-    text = ("(2) The zero-variance mask reduces run-to-run variation and collapses: the seed "
-            f"spread of the accuracy change is lower by more than {cfg.min_spread_acc:g} "
-            "(Brown–Forsythe: absolute deviations from the seed median) and there are no more "
-            "collapsed runs (accuracy below half its step-0 value at some evaluation) than "
-            "without the mask.")
+def _claim_mask(results, ms, cfg, mode: str = "mask") -> Claim | NotEvaluated:
+    how = ("masked prompts kept in the loss's normaliser, the paper's E_x 1[σ≠0](…)"
+           if mode == "mask" else "masked prompts removed from the normaliser too, as DAPO / "
+           "TRL's token aggregations do")
+    text = (f"(2{'' if mode == 'mask' else 'r'}) The zero-variance mask ({how}) reduces "
+            "run-to-run variation and collapses: the seed spread of the accuracy change is lower "
+            f"by more than {cfg.min_spread_acc:g} (Brown–Forsythe: absolute deviations from the "
+            "seed median) and there are no more collapsed runs (accuracy below half its step-0 "
+            "value at some evaluation) than without the mask.")
     pairs = []
     for m in ms:
-        v, i, mask = parse_method(m)
+        v, i, _ = parse_method(m)
+        if mask_mode(m) != mode or ratio_level(m) != "token":
+            continue
         other = method_name(v, i, False)
-        if mask and other in ms:
+        if other in ms:
             pairs.append((m, other))
     std = {True: [], False: []}
     dev = {True: [], False: []}
@@ -634,7 +699,9 @@ def _claim_mask(results, ms, cfg) -> Claim | NotEvaluated:
         "collapsed runs with mask ≤ without":
             bound_holds([float(collapsed[True] - collapsed[False])], 0.0),
     })
-    if cfg.beta == 0 or (masked and max(masked) == 0.0):
+    # the paper's mask only removes degenerate prompts' KL terms (their advantages are 0);
+    # the renormalising one also rescales the kept prompts, so only the first needs β > 0
+    if (mode == "mask" and cfg.beta == 0) or (masked and max(masked) == 0.0):
         verdict = not_acting(verdict, "the mask multiplies nothing here (β = 0 or no "
                                       "zero-variance prompt in any mask run)")
     configs = ", ".join(f"(v={parse_method(a)[0]}, i={parse_method(a)[1]})" for a, _ in pairs)
@@ -654,7 +721,7 @@ def _claims_reuse(results, ms, cfg) -> list[Claim | NotEvaluated]:
     out = []
     for m in ms:
         v, i, mask = parse_method(m)
-        if v != 1 or i == 1 or not mask:
+        if v != 1 or i == 1 or mask_mode(m) != "mask" or ratio_level(m) != "token":
             continue
         steps = _vals(results, m, "steps")
         at = int(steps[0]) // i if steps else 0
