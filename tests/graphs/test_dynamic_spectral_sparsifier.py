@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from optzoo.errors import ConfigError
 from optzoo.experiment import Result, Trial
 from optzoo.graphs import (
+    DenseSparsifierWarning,
     DynamicSpectralSparsifier,
     GaussianKernel,
     InversePolynomialKernel,
@@ -64,12 +66,18 @@ def test_kernel_ratio_bounds_the_weights_over_a_distance_range():
 # -- the WSPD ----------------------------------------------------------------------------------
 
 @given(n=st.integers(2, 60), d=st.integers(1, 3), s=st.sampled_from([1.0, 2.0, 4.0]),
-       seed=st.integers(0, 10_000))
-def test_wspd_covers_every_pair_exactly_once_and_pairs_are_well_separated(n, d, s, seed):
+       leaf=st.sampled_from([1, 3, 16]), seed=st.integers(0, 10_000))
+def test_wspd_covers_every_pair_exactly_once_and_pairs_are_well_separated(n, d, s, leaf, seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, d))
     x[: n // 4] = x[0]  # coincident points land in one max-depth leaf
-    h = SpectralSparsifier(x, KERNEL, separation=s, max_depth=12, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DenseSparsifierWarning)  # tiny n: H is dense
+        h = SpectralSparsifier(x, KERNEL, separation=s, max_depth=12, seed=seed,
+                               leaf_size=leaf)
+    # leaves are the nodes of <= leaf_size points (or at max_depth), as in a fresh build
+    for node in h.nodes.values():
+        assert bool(node.children) == (node.bag.size > leaf and node.depth < 12)
     count = np.zeros((n, n), dtype=int)
     for a, b, kind in h.wspd():
         if kind == "self":
@@ -157,7 +165,8 @@ def test_laplacian_is_unbiased_for_a_static_build_with_and_without_jl():
     # a large eps, s = 1 and a small c make most pairs sampled: randomness to average
     # (a 2-dim JL of 4-dim points contracts some distances ~100×, which the sample sizes absorb
     # by oversampling; a flat kernel, q = 0.1, keeps some pairs sampled all the same)
-    kw = {"eps": 0.9, "separation": 1.0, "oversample": 0.01}
+    # (leaf_size = 1: the plain quadtree, whose many small pairs are sampled here)
+    kw = {"eps": 0.9, "separation": 1.0, "oversample": 0.01, "leaf_size": 1}
     flat = InversePolynomialKernel(sigma=2.0, q=0.1)
     for x, jl, k in ((gaussian_mixture(100, 2, seed=2), None, KERNEL),
                      (gaussian_mixture(100, 4, seed=2), 2, flat)):
@@ -182,10 +191,12 @@ def _dynamic_after_moves(x, moves, seed, **kw):
     return h, bounds
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_dynamic_wspd_and_sample_sizes_equal_a_fresh_build(seed):
+@pytest.mark.parametrize(("seed", "leaf"), [(0, 1), (1, 16), (2, 4)])
+def test_dynamic_wspd_and_sample_sizes_equal_a_fresh_build(seed, leaf):
+    """Moves split full leaves and collapse nodes that fall to <= leaf_size points; the tree,
+    the pairs (and their kinds) and the sample sizes equal those of a fresh build."""
     x = _points(300, seed=seed)
-    kw = {"eps": 0.5, "separation": 2.0, "oversample": 0.05}
+    kw = {"eps": 0.5, "separation": 2.0, "oversample": 0.05, "leaf_size": leaf}
     h, bounds = _dynamic_after_moves(x, 60, seed, **kw)
     fresh = SpectralSparsifier(h.x, KERNEL, bounds=bounds, seed=7, **kw)
     assert set(h.pairs) == set(fresh.pairs)
@@ -205,7 +216,7 @@ def test_dynamic_wspd_and_sample_sizes_equal_a_fresh_build(seed):
 
 def test_dynamic_laplacian_is_unbiased_after_moves():
     x = gaussian_mixture(100, 2, seed=4)
-    kw = {"eps": 0.9, "separation": 1.0, "oversample": 0.01}
+    kw = {"eps": 0.9, "separation": 1.0, "oversample": 0.01, "leaf_size": 1}
     runs = [_dynamic_after_moves(x, 8, seed=r, **kw)[0] for r in range(45)]
     lap_g = kernel_laplacian(runs[0].x, KERNEL)
     mean = sum(h.laplacian().toarray() for h in runs) / len(runs)
@@ -225,6 +236,10 @@ def test_move_touches_few_pairs_and_rejects_bad_input():
         h.move(0, np.array([np.nan, 0.0]))
     with pytest.raises(ValueError, match="i:"):
         h.move(800, x[0])
+    with pytest.raises(TypeError, match="^i:"):
+        h.move(2.7, x[0])  # not silently truncated to point 2
+    with pytest.raises(TypeError, match="^x_new:"):
+        h.move(0, ["a", "b"])
 
 
 def test_constructor_validates_arguments():
@@ -239,6 +254,71 @@ def test_constructor_validates_arguments():
         next(move_stream(x, 1, "teleports", 0))
 
 
+class _Cauchy:
+    """A user's kernel: K = 1/(1 + ‖x − y‖²), the protocol's three methods and nothing else."""
+
+    def profile(self, t):
+        return 1.0 / (1.0 + np.asarray(t, dtype=float))
+
+    def ratio(self, dmin, dmax):
+        return (1.0 + dmax**2) / (1.0 + dmin**2)
+
+    def __call__(self, x, y):
+        return self.profile(np.sum((np.asarray(x) - np.asarray(y)) ** 2, axis=1))
+
+
+class _Negative(_Cauchy):
+    def __call__(self, x, y):
+        return -super().__call__(x, y)
+
+
+def test_a_users_point_cloud_and_kernel_are_accepted_and_other_input_is_rejected():
+    x = _points(120)
+    # a list of lists and a user-defined kernel object work as before; q = 1, σ = 1 is the
+    # same kernel, so the same seed gives the same H
+    mine = SpectralSparsifier(x.tolist(), _Cauchy(), seed=3)
+    ours = SpectralSparsifier(x, InversePolynomialKernel(sigma=1.0, q=1.0), seed=3)
+    np.testing.assert_allclose(mine.laplacian().toarray(), ours.laplacian().toarray())
+    bad = [
+        ({"kernel": lambda a, b: np.ones(len(a))}, TypeError, "kernel"),
+        ({"kernel": "invpoly"}, TypeError, "kernel"),
+        ({"kernel": kernel_laplacian(x, KERNEL)}, TypeError, "kernel"),
+        ({"kernel": _Negative()}, ValueError, "kernel"),
+        ({"points": [["a", "b"]] * 5}, TypeError, "points"),
+        ({"points": x[:, 0]}, ValueError, "points"),
+        ({"points": np.where(np.arange(240).reshape(120, 2) == 7, np.nan, x)}, ValueError,
+         "points"),
+        ({"eps": float("nan")}, ValueError, "eps"),
+        ({"eps": True}, TypeError, "eps"),
+        ({"separation": -1.0}, ValueError, "separation"),
+        ({"oversample": "0.1"}, TypeError, "oversample"),
+        ({"leaf_size": 0}, ValueError, "leaf_size"),
+        ({"leaf_size": 2.5}, TypeError, "leaf_size"),
+        ({"jl_dim": 1.5}, TypeError, "jl_dim"),
+        ({"max_depth": 0}, ValueError, "max_depth"),
+    ]
+    for change, err, name in bad:
+        kw = {"points": x, "kernel": KERNEL, **change}
+        with pytest.raises(err, match=f"^{name}:"):
+            SpectralSparsifier(**kw)
+
+
+def test_defaults_sparsify_and_a_dense_graph_is_warned_about():
+    """Issue 23: the old defaults (s = 4, c = 1) kept 100 % of the pairs at n = 600 and
+    n = 3 000.  The defaults must keep under half of them at n = 3 000 (without a warning),
+    and an H with more than 90 % of the pairs must say so."""
+    x = _points(3000, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DenseSparsifierWarning)
+        h = SpectralSparsifier(x, KERNEL)
+    assert h.edge_fraction() < 0.5
+    # and the sampled bicliques carry a real share of H's draws (the sampling acts)
+    assert sum(p.ia.size for p in h.pairs.values() if not p.exact) > 0.25 * h.num_samples()
+    with pytest.warns(DenseSparsifierWarning, match="point pairs"):
+        tiny = SpectralSparsifier(_points(60), KERNEL)
+    assert tiny.edge_fraction() > 0.9
+
+
 def test_linear_operator_equals_the_sparse_matrix():
     x = _points(200)
     h = SpectralSparsifier(x, KERNEL, eps=0.5, separation=2.0, oversample=0.05)
@@ -246,6 +326,10 @@ def test_linear_operator_equals_the_sparse_matrix():
     assert sp.issparse(h.laplacian())
     np.testing.assert_allclose(h.linear_operator() @ v, h.laplacian() @ v)
     np.testing.assert_allclose(h.matvec(v), h.laplacian() @ v)
+    # |E(H)| counted pair by pair equals the off-diagonal nonzeros of the assembled L_H
+    lap = h.laplacian().toarray()
+    assert h.num_edges() == np.count_nonzero(np.triu(lap, 1))
+    assert h.edge_fraction() == pytest.approx(h.num_edges() / (200 * 199 / 2))
 
 
 # -- reproduction and benchmark ----------------------------------------------------------------
@@ -287,6 +371,15 @@ def test_claim_eps_is_exact_and_needs_a_sparse_graph():
     # H = G (every edge kept, ε̂ = 0) passed the old rule; it does not sparsify
     dense = [_stream_result(s, 0.0, 79800) for s in range(3)]
     assert _claim_eps(dense, cfg).status == "inconclusive"
+    # one cell per point cloud: a dense cloud makes the claim inconclusive, a violation on
+    # any cloud makes it fail
+    roll = [Result(Trial("stream", "swissroll3", r.trial.seed, {}), r.metrics) for r in dense]
+    two = _claim_eps(sparse + roll, cfg)
+    assert two.verdict.test == "all_of" and two.status == "inconclusive"
+    assert dict(two.verdict.cells)["blobs2"].verdict == "held"
+    assert _claim_eps(bad + roll, cfg).status == "not held"
+    # ε̂ > ε is a failure of the guarantee even where H is dense
+    assert _claim_eps(dense[:2] + [_stream_result(2, 0.7, 79800)], cfg).status == "not held"
 
 
 def _cost_results(update_slope, rebuild_slope, noise=0.0, ns=(250, 500, 1000, 2000)):
@@ -328,6 +421,29 @@ def test_claim_update_slopes_need_their_ci_inside_the_band():
     assert _claim_edges(_cost_results(0.1, 1.1, noise=0.01), cfg).status == "held"
     assert _claim_edges(_cost_results(0.1, 1.1, noise=0.01), type(cfg)(edge_slope_max=1.1)
                         ).status == "not held"
+
+
+def test_cost_claims_need_a_sparse_graph_at_every_size():
+    """Issue 23: slopes over sizes at which H keeps most pairs are slopes of the exact regime;
+    the same slopes that hold on a sparse H are inconclusive when one size keeps > 50 %."""
+    from optzoo.graphs.reproduce.dynamic_spectral_sparsifier import (
+        SparsifierConfig,
+        _claim_edges,
+        _claim_update,
+        _slope_ci,
+    )
+
+    cfg = SparsifierConfig()
+    cost = _cost_results(0.1, 1.1, noise=0.01)
+    keys = ("update_kernel_evals", "rebuild_kernel_evals", "update_wall_s", "rebuild_wall_s")
+    slopes = {k: _slope_ci(cost, k) for k in keys}
+    assert _claim_update(cost, cfg, slopes).status == "held"
+    assert _claim_edges(cost, cfg).status == "held"
+    dense = [Result(r.trial, {**r.metrics, "edges": 0.6 * 250 * 249 / 2})
+             if r.metrics["n"] == 250 else r for r in cost]
+    assert _claim_update(dense, cfg, slopes).status == "inconclusive"
+    claim = _claim_edges(dense, cfg)
+    assert claim.status == "inconclusive" and "n = 250 (60%)" in claim.verdict.reason
 
 
 def test_benchmark_rows_at_tiny_size(monkeypatch):

@@ -4,6 +4,7 @@ from optzoo.graphs.dynamic_spectral_sparsifier import DynamicSpectralSparsifier,
 from optzoo.graphs.problems import (
     GaussianKernel,
     InversePolynomialKernel,
+    check_kernel,
     gaussian_mixture,
     kernel_laplacian,
     kernel_laplacian_matvec,
@@ -15,6 +16,8 @@ from optzoo.graphs.problems import (
     swiss_roll,
 )
 from optzoo.graphs.spectral_sparsifier import (
+    DENSE_FRACTION,
+    DenseSparsifierWarning,
     SpectralSparsifier,
     pcg_iterations,
     probe_vectors,
@@ -24,11 +27,14 @@ from optzoo.graphs.spectral_sparsifier import (
 )
 
 __all__ = [
+    "DENSE_FRACTION",
+    "DenseSparsifierWarning",
     "DynamicSpectralSparsifier",
     "GaussianKernel",
     "InversePolynomialKernel",
     "SpectralSparsifier",
     "UpdateStats",
+    "check_kernel",
     "gaussian_mixture",
     "kernel_laplacian",
     "kernel_laplacian_matvec",

@@ -94,6 +94,20 @@ class GaussianKernel:
 Kernel = InversePolynomialKernel | GaussianKernel
 
 
+def check_kernel(kernel: object) -> object:
+    """``kernel`` must be a kernel object of this module's kind: callable row-wise on two (m, d)
+    arrays, with ``profile(sqdist)`` (f at squared distances) and ``ratio(dmin, dmax)`` (the
+    max/min weight over a distance range).  A plain function, a string or a dense matrix is
+    rejected with a :class:`TypeError` naming ``kernel``."""
+    missing = [a for a in ("profile", "ratio") if not callable(getattr(kernel, a, None))]
+    if missing or not callable(kernel):
+        raise TypeError(
+            f"kernel: expected a kernel object with row-wise __call__(x, y), profile(sqdist) "
+            f"and ratio(dmin, dmax) (e.g. InversePolynomialKernel or GaussianKernel), got "
+            f"{type(kernel).__name__}" + (f" without {', '.join(missing)}" if missing else ""))
+    return kernel
+
+
 def make_kernel(name: str, sigma: float) -> Kernel:
     """``"invpoly"`` (q = 2) or ``"gaussian"`` with length scale ``sigma``."""
     if name == "invpoly":
