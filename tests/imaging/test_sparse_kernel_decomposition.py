@@ -25,18 +25,21 @@ from optzoo.imaging import (
     charbonnier,
     dense_filter,
     fit_sparse_kernel,
+    grid_weights,
     interpolate_complex,
     interpolation_weights,
     kernel_errors,
     low_rank_decomposition,
     poisson_disk_samples,
     radial_init,
+    random_init,
     splat,
 )
 from optzoo.imaging import sparse_kernel_decomposition as skd
 from optzoo.imaging.problems import (
     disc_kernel,
     gaussian_kernel,
+    motion_kernel,
     motorcycle_defocus,
     photo,
     shape_kernel,
@@ -229,6 +232,58 @@ def test_fit_reduces_the_loss_and_is_deterministic():
     assert 0 < err["rel_l2"] < 1 and math.isfinite(err["psnr"])
 
 
+def test_fit_keeps_the_targets_mass_and_only_rescales_the_raw_fit():
+    target = shape_kernel("ring", 6)
+    kept = fit_sparse_kernel(target, 6, 3, init="ss", steps=40, seed=2)
+    raw = fit_sparse_kernel(target, 6, 3, init="ss", steps=40, seed=2, keep_mass=False)
+    k_kept, k_raw = (r.complex.kernel().detach().numpy() for r in (kept, raw))
+    assert raw.raw_mass == pytest.approx(k_raw.sum(), rel=1e-12)
+    assert abs(raw.raw_mass - 1.0) > 1e-3  # the unconstrained fit does not keep the mass
+    assert k_kept.sum() == pytest.approx(target.sum(), abs=1e-12)
+    # the same optimisation, its impulse response multiplied by one scalar
+    assert kept.losses == raw.losses
+    np.testing.assert_allclose(k_kept, k_raw / raw.raw_mass, atol=1e-14)
+    # every layer sums to m^(1/L) = 1, so convex combinations of such bases keep the mass too
+    for w in kept.complex.w:
+        assert float(w.detach().sum()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_with_mass_scales_positive_layers_evenly_and_signed_ones_through_the_last():
+    c = SparseKernelComplex([np.zeros((2, 2)), np.ones((2, 2))], [np.array([0.5, 1.5]),
+                                                                 np.array([1.0, 3.0])])
+    assert c.mass() == pytest.approx(8.0)
+    d = c.with_mass(2.0)
+    assert d.mass() == pytest.approx(2.0)
+    np.testing.assert_allclose(d.w[0].detach().numpy(), [0.5 * math.sqrt(2) / 2,
+                                                        1.5 * math.sqrt(2) / 2])
+    signed = SparseKernelComplex([np.zeros((2, 2))] * 2, [np.array([1.0, -2.0]),
+                                                          np.array([0.5, 1.5])])
+    e = signed.with_mass(1.0)
+    np.testing.assert_allclose(e.w[0].detach().numpy(), [1.0, -2.0])
+    np.testing.assert_allclose(e.kernel().detach().numpy(),
+                               signed.kernel().detach().numpy() / signed.mass(), atol=1e-15)
+    with pytest.raises(ValueError, match="mass"):
+        SparseKernelComplex([np.zeros((2, 2))], [np.array([1.0, -1.0])]).with_mass(1.0)
+
+
+def test_random_init_draws_every_layer_over_the_targets_support():
+    target = shape_kernel("ring", 12)
+    mask = support_mask(target)
+    offs, wts = random_init(16, 4, 12.0, np.random.default_rng(0), mask)
+    for o in offs:
+        idx = np.rint(o + 12).astype(int)
+        assert mask[idx[:, 0], idx[:, 1]].all()  # on the ring, never in its hole
+        # the whole support, not the small IR squares (layer l's was r_l = l·1.2 px here)
+        assert np.hypot(*o.T).max() > 6.0
+    assert all(np.allclose(w, 1 / 16) for w in wts)
+    # no mask: uniform on the disc of the radius
+    disc, _ = random_init(400, 1, 5.0, np.random.default_rng(1))
+    rho = np.hypot(*disc[0].T)
+    assert rho.max() <= 5.0 and np.mean(rho < 5.0 / math.sqrt(2)) == pytest.approx(0.5, abs=0.08)
+    with pytest.raises(ValueError, match="support"):
+        random_init(4, 2, 3.0, np.random.default_rng(0), np.zeros((4, 4), bool))
+
+
 def test_kernel_errors_closed_form():
     t = np.zeros((3, 3))
     t[1, 1] = 1.0
@@ -244,7 +299,7 @@ def test_kernel_errors_closed_form():
 def test_annealing_loss_is_the_charbonnier_of_its_returned_complex():
     target = shape_kernel("star4", 6)
     eta = 1e-2 * target.max()
-    res = anneal_sparse_kernel(target, 5, 2, "ir", steps=60, chains=3, seed=1)
+    res = anneal_sparse_kernel(target, 5, 2, "ir", steps=60, chains=3, seed=1, keep_mass=False)
     direct = charbonnier(res.complex.kernel(), torch.tensor(target), eta).item()
     # the circular grid holds extra zero pixels: each adds exactly η to the sum
     size_floor = res.loss - direct
@@ -253,6 +308,11 @@ def test_annealing_loss_is_the_charbonnier_of_its_returned_complex():
     assert res.best_losses[-1] <= res.best_losses[0]
     again = anneal_sparse_kernel(target, 5, 2, "ir", steps=60, chains=3, seed=1)
     assert again.loss == res.loss and res.evaluations == 180
+    # the default keeps the mass: the same search, its best complex rescaled to unit sum
+    assert again.complex.mass() == pytest.approx(1.0, abs=1e-12)
+    assert res.raw_mass == again.raw_mass and abs(res.raw_mass - 1.0) > 1e-4
+    np.testing.assert_allclose(again.complex.kernel().detach().numpy(),
+                               res.complex.kernel().detach().numpy() / res.raw_mass, atol=1e-14)
 
 
 # -- low rank ----------------------------------------------------------------------------------
@@ -277,6 +337,56 @@ def test_interpolation_weights_closed_form():
     k, t = interpolation_weights(np.array([0.5, 1.0, 2.5, 3.0, 9.0]), [1.0, 2.0, 3.0])
     assert k.tolist() == [0, 0, 1, 1, 1]
     np.testing.assert_allclose(t.numpy(), [0.0, 0.0, 0.5, 1.0, 1.0])
+
+
+def test_grid_weights_reproduce_a_bilinear_function_exactly():
+    axes = ([1.0, 2.0, 4.0], [0.0, 0.5, 1.0, 2.0])
+    f = lambda p, q: 3.0 - 2.0 * p + 0.7 * q + 1.3 * p * q  # noqa: E731
+    grid = np.array([[f(p, q) for q in axes[1]] for p in axes[0]]).ravel()
+    rng = np.random.default_rng(0)
+    vals = np.stack([rng.uniform(1.0, 4.0, 50), rng.uniform(0.0, 2.0, 50)])
+    idx, alpha = grid_weights(vals, axes)
+    assert idx.shape == (4, 50) and torch.all(alpha >= 0)
+    np.testing.assert_allclose(alpha.sum(0).numpy(), 1.0, atol=1e-15)
+    np.testing.assert_allclose((alpha * torch.tensor(grid)[idx]).sum(0).numpy(), f(*vals),
+                               atol=1e-12)
+    # 1-D anchors give the two-corner linear weights of interpolation_weights
+    k, t = interpolation_weights([2.5], [1.0, 2.0, 3.0])
+    i1, a1 = grid_weights([2.5], [1.0, 2.0, 3.0])
+    assert i1[:, 0].tolist() == [int(k[0]), int(k[0]) + 1]
+    np.testing.assert_allclose(a1[:, 0].numpy(), [1 - float(t[0]), float(t[0])])
+    with pytest.raises(ValueError, match="values"):
+        grid_weights(np.zeros((3, 5)), axes)
+
+
+def _grid_bases():
+    rng = np.random.default_rng(11)
+    mk = lambda s: SparseKernelComplex(  # noqa: E731
+        [rng.uniform(-s, s, (3, 2)) for _ in range(2)], [rng.uniform(0.2, 0.4, 3)
+                                                         for _ in range(2)])
+    return [[mk(1.0 + i + 0.3 * j) for j in range(3)] for i in range(2)]
+
+
+def test_2d_interpolated_complex_is_the_bilinear_blend_of_the_cell_corners():
+    bases, axes = _grid_bases(), ([1.0, 3.0], [0.0, 1.0, 2.0])
+    at = interpolate_complex(bases, axes, (3.0, 1.0))  # an anchor: that basis itself
+    np.testing.assert_allclose(at.kernel().detach(), bases[1][1].kernel().detach(), atol=1e-14)
+    mid = interpolate_complex(bases, axes, (1.5, 1.75))  # α: p 3/4 low, q 1/4 low
+    want = (0.75 * 0.25 * bases[0][1].layers()[0][0] + 0.75 * 0.75 * bases[0][2].layers()[0][0]
+            + 0.25 * 0.25 * bases[1][1].layers()[0][0] + 0.25 * 0.75 * bases[1][2].layers()[0][0])
+    np.testing.assert_allclose(mid.layers()[0][0].detach(), want.detach(), atol=1e-12)
+    with pytest.raises(ValueError, match="complexes"):
+        interpolate_complex(bases[0], axes, (1.5, 1.0))
+
+
+def test_2d_spatially_varying_filter_with_a_constant_map_equals_the_interpolated_complex():
+    bases, axes = _grid_bases(), ([1.0, 3.0], [0.0, 1.0, 2.0])
+    img = np.random.default_rng(12).random((18, 21, 3))
+    pmap = np.stack([np.full((18, 21), 2.2), np.full((18, 21), 0.4)])
+    want = apply_sparse(img, interpolate_complex(bases, axes, (2.2, 0.4)).layers())
+    np.testing.assert_allclose(apply_spatially_varying(img, bases, axes, pmap), want, atol=1e-12)
+    with pytest.raises(ValueError, match="param_map"):
+        apply_spatially_varying(img, bases, axes, pmap[0])
 
 
 def _two_bases():
@@ -324,6 +434,25 @@ def test_targets_are_unit_sum_nonnegative_and_odd(name):
     assert k.min() >= 0 and k.sum() == pytest.approx(1.0)
 
 
+def test_rotated_shapes_and_motion_lines():
+    star = shape_kernel("star4", 8)
+    np.testing.assert_allclose(shape_kernel("star4", 8, angle=math.pi / 2), star, atol=1e-15)
+    assert np.abs(shape_kernel("star4", 8, angle=math.pi / 4) - star).max() > 0.1 * star.max()
+    heart = shape_kernel("heart", 8)
+    np.testing.assert_allclose(shape_kernel("heart", 8, angle=math.pi), heart[::-1, ::-1],
+                               atol=1e-15)
+    small = shape_kernel("disc", 8, size=4.0)
+    assert small.shape == (17, 17) and small[:, :4].sum() == 0 and small.sum() == pytest.approx(1)
+    line = motion_kernel(9.0, 0.0)
+    assert line.sum() == pytest.approx(1.0) and line.shape == (13, 13)
+    assert (line > 0).sum(axis=1).tolist() == [0] * 6 + [9] + [0] * 6  # 9 px on the centre row
+    np.testing.assert_allclose(motion_kernel(9.0, math.pi / 2), line.T, atol=1e-15)
+    with pytest.raises(ValueError, match="size"):
+        shape_kernel("disc", 8, size=9.0)
+    with pytest.raises(ValueError, match="grid"):
+        motion_kernel(9.0, 0.0, grid=3)
+
+
 def test_disc_area_and_symmetries():
     k = shape_kernel("disc", 20)
     peak = k.max()
@@ -359,9 +488,21 @@ def test_presets_follow_the_contract_and_validate():
         DiskConfig(budgets=("12by4",))
     with pytest.raises(ConfigError, match="sv_anchor_every"):
         dataclasses.replace(DiskConfig(), sv_anchor_every=4)
+    # claim (a) compares at equal loss evaluations: the config refuses anything else
+    for cfg in REPRODUCTION.presets.values():
+        assert cfg.sa_chains * cfg.sa_steps == cfg.steps
+    with pytest.raises(ConfigError, match="equal loss evaluations"):
+        dataclasses.replace(DiskConfig(), sa_steps=1000)
+    with pytest.raises(ConfigError, match="sv2d_anchor_every"):
+        dataclasses.replace(DiskConfig(), sv2d_angles=4)
+    with pytest.raises(ConfigError, match="sv2d_effects"):
+        dataclasses.replace(DiskConfig(), sv2d_effects=("swirl",))
+    full = {t.problem for t in REPRODUCTION.trials(REPRODUCTION.presets["full"])
+            if t.method == "sv2d_independent"}
+    assert full == {"rotational_bokeh", "radial_blur"}
 
 
-def test_smoke_preset_runs_trials_and_reports_four_claims(tmp_path):
+def test_smoke_preset_runs_trials_and_reports_five_claims(tmp_path):
     from optzoo.imaging.reproduce.sparse_kernel_decomposition import REPRODUCTION
 
     cfg = REPRODUCTION.presets["smoke"]
@@ -369,17 +510,22 @@ def test_smoke_preset_runs_trials_and_reports_four_claims(tmp_path):
     results = [Result(trial=t, metrics=REPRODUCTION.run_trial(t, "cpu")) for t in trials]
     assert REPRODUCTION.run_trial(trials[0], "cpu") == results[0].metrics
     summary = REPRODUCTION.summarize(results, cfg, tmp_path)
-    assert [c.text[:3] for c in summary.claims] == ["(a)", "(b)", "(c)", "(d)"]
+    assert [c.text[:3] for c in summary.claims] == ["(a)", "(b)", "(c)", "(d)", "(e)"]
     assert all(c.evidence for c in summary.claims)
     assert all(c.verdict.test in ("all_of", "at_least") for c in summary.claims)
-    # one seed: no statistical cell can be held (smoke is not evidence)
-    assert not any(c.held for c in summary.claims)
+    # one seed: no statistical cell can be held (smoke is not evidence); (e) is exact
+    assert not any(c.held for c in summary.claims[:4])
     timing = [r for r in results if r.trial.method == "timing"]
     assert len(timing) == 1 and timing[0].metrics["fit_pairs"] == cfg.timing_pairs
     assert timing[0].metrics["fit_a_s"] > 0 and timing[0].metrics["fit_b_s"] > 0
     assert all(f.path.read_bytes()[:4] == b"\x89PNG" for f in summary.figures)
     by = {(r.trial.method, r.trial.problem): r.metrics for r in results}
     assert by[("disk_ss", "disc")]["taps"] == 48
+    # every fit comes back with the target's mass, whatever it lost in the search
+    for m in ("disk_ss", "disk_ir", "disk_random", "sa_ss"):
+        assert by[(m, "heart")]["evaluations"] == cfg.steps
+    sv2d = by[("sv2d_independent", "rotational_bokeh")]
+    assert sv2d["grid_points"] == 9 and sv2d["anchor_points"] == 4
     # low rank at full rank is the kernel itself: its image PSNR is the largest
     lr = by[("lowrank", "disc")]
     assert lr["image_psnr_r3"] >= lr["image_psnr_r1"]
@@ -431,6 +577,22 @@ def test_claim_a_needs_a_clear_error_gain_and_the_interleaved_time():
     # without the timing trial the claim cannot be decided
     no_time = [r for r in _claim_a_results(0.10, 0.20, 0.5) if r.trial.method != "timing"]
     assert _claim_a(no_time, cfg, "12x4").status == "inconclusive"
+
+
+def test_claim_e_decides_the_2d_gaps_exactly_against_one_db():
+    from optzoo.imaging.reproduce.sparse_kernel_decomposition import DiskConfig, _claim_e
+
+    cfg = DiskConfig(**_CFG)
+
+    def results(kg, ig):
+        return [Result(trial=Trial("sv2d_independent", "rotational_bokeh", 0, {}),
+                       metrics={"kernel_gap": kg, "image_gap": ig, "grid_points": 15,
+                                "anchor_points": 6, "image_psnr_fitted": 40.0,
+                                "image_psnr_interp": 40.0 - ig})]
+
+    assert _claim_e(results(0.4, 0.2), cfg).status == "held"
+    assert _claim_e(results(1.4, 0.2), cfg).status == "not held"
+    assert _claim_e([], cfg).status == "inconclusive"
 
 
 def _lowrank(target, psnrs, side=33):

@@ -113,14 +113,24 @@ def _coma(radius: int) -> np.ndarray:
     return _normalised(gaussian_filter(k, 1.0, mode="constant"))
 
 
-def shape_kernel(name: str, radius: int) -> np.ndarray:
+def shape_kernel(name: str, radius: int, angle: float = 0.0, size: float | None = None
+                 ) -> np.ndarray:
     """One of :data:`SHAPES` with circumradius ``radius`` px on a ``(2R+1)^2`` grid.
 
     ``disc``, ``ring`` (inner radius 0.6 R), ``square`` (axis-aligned), ``hexagon``, ``heart``,
     ``star4`` (four-pointed star |x|^½ + |y|^½ ≤ 1), ``coma`` (Seidel coma PSF) and ``motion``
-    (a 1-px wide linear-motion segment of length 2R at 30°).
+    (a 1-px wide linear-motion segment of length 2R at 30°).  ``angle`` (rad) rotates the shape
+    about the centre (from +x towards +y, i.e. clockwise on screen with y down) — the kernels of
+    rotational bokeh; ``size`` (px, at most ``radius``) draws the shape with that circumradius on
+    the same grid (a family of sizes on one grid).  ``coma`` takes neither.
     """
     _check_radius(radius)
+    if name == "coma" and (angle != 0.0 or size is not None):
+        raise ValueError("angle, size: the coma PSF is drawn at its own size and orientation")
+    if size is not None and not 1.0 <= size <= radius:
+        raise ValueError(f"size: expected 1 <= size <= radius = {radius}, got {size!r}")
+    scale = 1.0 if size is None else size / radius
+    ca, sa = math.cos(angle), math.sin(angle)
     r = (radius - 0.5) / radius  # keep the anti-aliased edge inside the grid
     inside = {
         "disc": lambda x, y: x * x + y * y <= r * r,
@@ -138,7 +148,28 @@ def shape_kernel(name: str, radius: int) -> np.ndarray:
         return _coma(radius)
     if name not in inside:
         raise ValueError(f"name: expected one of {SHAPES}, got {name!r}")
-    return _normalised(_coverage(radius, inside[name]))
+    f = inside[name]
+    # the shape rotated by +angle and scaled: test the inverse-transformed point
+    return _normalised(_coverage(radius, lambda x, y: f((ca * x + sa * y) / scale,
+                                                        (-sa * x + ca * y) / scale)))
+
+
+def motion_kernel(length: float, angle: float, grid: int | None = None) -> np.ndarray:
+    """Linear motion blur: a 1-px wide segment of ``length`` px through the centre at ``angle``
+    rad (from +x towards +y, y down), anti-aliased, unit sum, on a grid of half-width ``grid``
+    (default ``ceil(length / 2) + 1``) — the kernels of radial blur, whose angle is the pixel's
+    direction from the centre and whose length grows with the distance."""
+    if not length >= 1.0:
+        raise ValueError(f"length: expected >= 1, got {length!r}")
+    grid = math.ceil(length / 2) + 1 if grid is None else grid
+    _check_radius(grid)
+    if length / 2 > grid - 0.5:
+        raise ValueError(f"grid: expected >= {math.ceil(length / 2 + 0.5)} for length {length}, "
+                         f"got {grid}")
+    ca, sa = math.cos(angle), math.sin(angle)
+    half, width = length / 2 / grid, 0.5 / grid
+    return _normalised(_coverage(grid, lambda x, y: (np.abs(-sa * x + ca * y) <= width)
+                                 & (np.abs(ca * x + sa * y) <= half)))
 
 
 def target_names(radius: int) -> tuple[str, ...]:

@@ -8,11 +8,13 @@ Small-scale version of the paper's §5 on CPU, following the brief:
    disc, ring, square, hexagon, heart, four-pointed star, coma PSF, linear motion) at a tap
    budget ``N×L`` (12×4 = 48 taps per pixel).  Methods: DISK with the paper's SS+IR
    initialisation (``disk_ss``), the init ablation (``disk_ir``, ``disk_random``; paper Fig. 6),
-   and the PST-style sparse search (``sa_ss``: parallel tempering + annealing, 10 chains, the same
-   number of steps per chain as DISK's Adam steps, i.e. 10× DISK's loss evaluations, same SS
-   start, same loss).  Each fit is scored in the kernel domain (relative L2 error, PSNR against
-   the peak) and in the image domain (PSNR of the filtered photos ``camera``, ``astronaut``,
-   ``chelsea``, ``coffee`` against dense FFT convolution, reflect borders everywhere).
+   and the PST-style sparse search (``sa_ss``: parallel tempering + annealing, 10 chains × 100
+   proposals = DISK's 1000 loss evaluations, same SS start, same loss).  Both are renormalised to
+   the target's mass after the search (``keep_mass``; issue 23: the raw fits lost 2–5 % of the
+   mass, which cost 10–15 dB of image PSNR).  Each fit is scored in the kernel domain
+   (relative L2 error, PSNR against the peak) and in the image domain (PSNR of the filtered
+   photos ``camera``, ``astronaut``, ``chelsea``, ``coffee`` against dense FFT convolution,
+   reflect borders everywhere).
    ``disk_ir`` is deterministic (IR has no randomness): it runs once (seed 0) and is paired with
    every seed.  Low rank (SVD, ranks 1…``max_rank``) is deterministic too: one trial per target.
 2. **Spatially varying defocus.**  ``motorcycle_left`` with a defocus radius map from its
@@ -22,13 +24,22 @@ Small-scale version of the paper's §5 on CPU, following the brief:
    every ``sv_anchor_every``-th radius and interpolated in filter space (paper §4.3).  Two ways of
    fitting the bases: ``independent`` (the paper's: each from the IR init) and ``warm`` (each
    warm-started from the previous radius, offsets scaled; the brief's recommendation).
+3. **2-D interpolation (rotational bokeh; radial blur in full).**  A photo whose per-pixel
+   kernel is the four-pointed star turned by the pixel's polar angle (mod π/2), or a motion line
+   along that angle (mod π), grown with the pixel's distance from the centre; complexes fitted at
+   every point of a size × angle grid vs fitted at every ``sv2d_anchor_every``-th point per axis
+   and interpolated bilinearly over that anchor grid
+   (:func:`~optzoo.imaging.sparse_kernel_decomposition.grid_weights`).  One deterministic trial
+   per effect.
 
 Claims ("non-convex" = ring, heart, star4).  Each is decided by a named test of
 :mod:`optzoo.experiment.verdicts`; the thresholds of the paper's brief (3×, 1 dB) were fixed before
 any run, the margins below were added in issue 18 without looking at results:
 
 * (a) DISK reaches a lower kernel relative-L2 error than the annealing baseline on every
-  non-convex target, in no more wall time.  Per target ``superior`` on the per-seed log error
+  non-convex target, at equal loss evaluations (``sa_chains × sa_steps = steps``, enforced by the
+  config; an annealing evaluation is a loss, DISK's a loss and its gradient), in no more wall
+  time.  Per target ``superior`` on the per-seed log error
   ratio (DISK and annealing share the seed and hence the SS start: paired), direction lower,
   ``min_effect = min_effect_log_err``; the time half is ``ratio_bound`` (at most
   ``time_ratio_max``) on the ``timing`` trial, which times the two fits of the first non-convex
@@ -49,6 +60,14 @@ any run, the margins below were added in issue 18 without looking at results:
 * (d) Interpolated complexes stay within 1 dB of complexes fitted per radius (``independent``
   bases): ``within(−inf, sv_gap_db)`` on the per-seed kernel-domain gap (mean over the
   non-anchor radii) and on the per-seed image-domain gap; ``all_of`` the two.
+* (e) The same on the 2-D anchor grid (each effect of ``sv2d_effects``): ``within(−inf,
+  sv_gap_db)`` on the kernel gap (mean over the non-anchor grid points) and on the image gap of
+  each effect's one deterministic trial (exact values: IR init, fixed photo and map); ``all_of``
+  the cells.
+
+Changed in issue 23: the fits keep the kernel's mass; the random-init ablation draws its taps
+over the target's support (not inside the small IR squares); claim (a) compares at equal loss
+evaluations (it gave the annealing 10× DISK's before); claim (e) is new.
 
 Rules changed in issue 18 (the old ones were lenient):
 
@@ -107,8 +126,10 @@ from optzoo.imaging.problems import (
     NON_CONVEX,
     PHOTOS,
     disc_kernel,
+    motion_kernel,
     motorcycle_defocus,
     photo,
+    shape_kernel,
     target_kernel,
     target_names,
 )
@@ -119,6 +140,7 @@ from optzoo.imaging.sparse_kernel_decomposition import (
     apply_sparse,
     apply_spatially_varying,
     fit_sparse_kernel,
+    grid_weights,
     interpolate_complex,
     interpolation_weights,
     kernel_errors,
@@ -127,6 +149,7 @@ from optzoo.imaging.sparse_kernel_decomposition import (
 SLUG = "sparse-kernel-decomposition"
 FIT_METHODS = ("disk_ss", "disk_ir", "disk_random", "sa_ss")
 SV_VARIANTS = ("independent", "warm")
+SV2D_EFFECTS = ("rotational_bokeh", "radial_blur")
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -151,7 +174,8 @@ class DiskConfig(Preset):
         targets: target names (:func:`optzoo.imaging.problems.target_names`).
         budgets: tap budgets "NxL" (N taps per layer, L layers).
         steps: DISK's Adam steps (lr 1e-3 → 1e-4 linear).
-        sa_steps: annealing steps per chain; sa_chains: its parallel chains.
+        sa_steps: annealing steps per chain; sa_chains: its parallel chains; claim (a) compares
+            at equal loss evaluations, so ``sa_chains × sa_steps`` must equal ``steps``.
         photos: scikit-image photos of the image-domain test; photo_size: central crop side
             (0 = whole photo).
         max_rank: low-rank ranks 1..max_rank.
@@ -160,6 +184,11 @@ class DiskConfig(Preset):
         sv_r_min / sv_r_max: defocus radius range (px).
         sv_downscale: block-average factor of the motorcycle image; sv_steps: Adam steps per
             basis; sv_budget: "NxL" of the bases.
+        sv2d_sizes / sv2d_angles: the 2-D grid (bokeh size × rotation angle in [0, π/2]) of
+            the rotational-bokeh test, fitted at every point; sv2d_anchor_every: the
+            interpolated set keeps every k-th point along each axis (ends included);
+            sv2d_r_min / sv2d_r_max: the star's circumradius / the motion line's half-length
+            range (px); sv2d_effects: ``rotational_bokeh`` and/or ``radial_blur``.
         timing_pairs: interleaved (DISK, annealing) fit pairs of the ``timing`` trial.
         min_effect_log_err, min_effect_psnr_db, cost_ratio_level, sv_gap_db, time_ratio_max:
             the claims' minimal effects and thresholds ("Verdict margins" in the module
@@ -171,7 +200,7 @@ class DiskConfig(Preset):
     targets: tuple[str, ...] = ("gauss5", "disc", "ring", "heart", "star4", "coma")
     budgets: tuple[str, ...] = ("12x4",)
     steps: int = 1000
-    sa_steps: int = 1000
+    sa_steps: int = 100
     sa_chains: int = 10
     photos: tuple[str, ...] = PHOTOS
     photo_size: int = 128
@@ -183,6 +212,12 @@ class DiskConfig(Preset):
     sv_downscale: int = 4
     sv_steps: int = 500
     sv_budget: str = "12x4"
+    sv2d_sizes: int = 3
+    sv2d_angles: int = 5
+    sv2d_anchor_every: int = 2
+    sv2d_r_min: float = 3.0
+    sv2d_r_max: float = 7.0
+    sv2d_effects: tuple[str, ...] = ("rotational_bokeh",)
     timing_pairs: int = 6
     min_effect_log_err: float = 0.05
     min_effect_psnr_db: float = 0.5
@@ -217,6 +252,25 @@ class DiskConfig(Preset):
             raise ConfigError(f"sv_anchor_every: expected a divisor of sv_radii - 1 = "
                               f"{self.sv_radii - 1} (so the last radius is an anchor), got "
                               f"{self.sv_anchor_every}")
+        if self.sa_chains * self.sa_steps != self.steps:
+            raise ConfigError(f"sa_steps, sa_chains: claim (a) compares at equal loss "
+                              f"evaluations, so sa_chains × sa_steps must equal steps = "
+                              f"{self.steps}, got {self.sa_chains} × {self.sa_steps}")
+        for name in ("sv2d_sizes", "sv2d_angles"):
+            n = getattr(self, name)
+            if n < 3 or (n - 1) % self.sv2d_anchor_every:
+                raise ConfigError(f"{name}, sv2d_anchor_every: expected >= 3 grid points with "
+                                  f"sv2d_anchor_every dividing {name} - 1, got {n}, "
+                                  f"{self.sv2d_anchor_every}")
+        if self.sv2d_anchor_every < 2:
+            raise ConfigError(f"sv2d_anchor_every: expected >= 2, got {self.sv2d_anchor_every}")
+        if not 1.0 <= self.sv2d_r_min < self.sv2d_r_max:
+            raise ConfigError(f"sv2d_r_min, sv2d_r_max: expected 1 <= r_min < r_max, got "
+                              f"{self.sv2d_r_min}, {self.sv2d_r_max}")
+        bad = [e for e in self.sv2d_effects if e not in SV2D_EFFECTS]
+        if bad:
+            raise ConfigError(f"sv2d_effects: expected names from {SV2D_EFFECTS}, got "
+                              f"{self.sv2d_effects}")
         if self.timing_pairs < 2:
             raise ConfigError(f"timing_pairs: expected >= 2, got {self.timing_pairs}")
         for name in ("min_effect_log_err", "min_effect_psnr_db", "cost_ratio_level",
@@ -229,17 +283,19 @@ class DiskConfig(Preset):
 
 
 PRESETS = {
-    "smoke": DiskConfig(seeds=1, radius=6, targets=("disc", "heart"), steps=30, sa_steps=20,
-                        sa_chains=4, photos=("camera",), photo_size=48, max_rank=3, sv_radii=4,
+    "smoke": DiskConfig(seeds=1, radius=6, targets=("disc", "heart"), steps=30, sa_steps=10,
+                        sa_chains=3, photos=("camera",), photo_size=48, max_rank=3, sv_radii=4,
                         sv_anchor_every=3, sv_r_min=1.5, sv_r_max=3.0, sv_downscale=10,
-                        sv_steps=20, sv_budget="6x2"),
+                        sv_steps=20, sv_budget="6x2", sv2d_angles=3, sv2d_r_min=2.0,
+                        sv2d_r_max=3.0),
     "quick": DiskConfig(),
     # full: the paper's grid also has 8x6 and 32x4 (``--set budgets=8x6,12x4,24x4,32x4``); two
     # budgets keep the full run near 20 CPU minutes on 2 cores
     "full": DiskConfig(seeds=5, radius=24, targets=target_names(24),
                        budgets=("12x4", "24x4"), photo_size=0, sv_radii=16,
                        sv_anchor_every=5, sv_r_min=2.0, sv_r_max=12.0, sv_downscale=2,
-                       sv_steps=1000),
+                       sv_steps=1000, sv2d_angles=9, sv2d_r_max=10.0,
+                       sv2d_effects=("rotational_bokeh", "radial_blur")),
 }
 
 
@@ -262,6 +318,12 @@ def trials(cfg: DiskConfig) -> list[Trial]:
                                        "sv_downscale", "sv_steps", "sv_budget")}
     for variant in SV_VARIANTS:
         out += [Trial(f"sv_{variant}", "motorcycle", s, sv) for s in range(cfg.seeds)]
+    # the 2-D grid tests are deterministic (IR init, fixed photo): one trial per effect
+    out += [Trial("sv2d_independent", effect, 0, {
+        **{k: getattr(cfg, k) for k in ("sv2d_sizes", "sv2d_angles", "sv2d_anchor_every",
+                                        "sv2d_r_min", "sv2d_r_max", "sv_steps", "sv_budget",
+                                        "photo_size")}, "photo": cfg.photos[0]})
+            for effect in cfg.sv2d_effects]
     nc = _non_convex(cfg)
     if nc:  # claim (a)'s wall-time half: both fits timed interleaved in one process
         out.append(Trial("timing", nc[0], 0, {
@@ -309,11 +371,13 @@ def _run_fit(trial: Trial) -> dict:
         res = anneal_sparse_kernel(target, n, n_layers, "ss", steps=int(p["sa_steps"]),
                                    chains=int(p["sa_chains"]), seed=seed)
         cplx, extra = res.complex, {"acceptance": res.acceptance, "evaluations": res.evaluations,
-                                    "final_loss": res.loss}
+                                    "final_loss": res.loss,
+                                    "raw_mass": res.raw_mass}
     else:
         init = trial.method.removeprefix("disk_")
         res = fit_sparse_kernel(target, n, n_layers, init=init, steps=int(p["steps"]), seed=seed)
-        cplx, extra = res.complex, {"evaluations": int(p["steps"]), "final_loss": res.losses[-1]}
+        cplx, extra = res.complex, {"evaluations": int(p["steps"]), "final_loss": res.losses[-1],
+                                    "raw_mass": res.raw_mass}
     with torch.no_grad():
         k = cplx.kernel().numpy()
         err = kernel_errors(k, target)
@@ -407,6 +471,77 @@ def _run_sv(trial: Trial) -> dict:
     return out
 
 
+# the period of each effect's kernel in its angle: the four-pointed star repeats every quarter
+# turn, a motion line every half turn
+SV2D_PERIOD = {"rotational_bokeh": math.pi / 2, "radial_blur": math.pi}
+
+
+def _sv2d_axes(p: dict, effect: str) -> tuple[np.ndarray, np.ndarray]:
+    sizes = np.linspace(float(p["sv2d_r_min"]), float(p["sv2d_r_max"]), int(p["sv2d_sizes"]))
+    return sizes, np.linspace(0.0, SV2D_PERIOD[effect], int(p["sv2d_angles"]))
+
+
+def _run_sv2d(trial: Trial) -> dict:
+    """The paper's 2-D spatially varying effects (§4.3, Fig. 5), each pixel's kernel set by its
+    polar angle about the image centre (mod the kernel's period) and a size growing linearly
+    with its distance from the centre: ``rotational_bokeh`` (the four-pointed star turned by the
+    angle, circumradius = size) and ``radial_blur`` (a motion line along the angle, half-length
+    = size).  Complexes fitted (each from IR, as the paper: independently) at every point of a
+    size × angle grid, vs only at every ``sv2d_anchor_every``-th point along each axis and
+    interpolated bilinearly over that anchor grid.  Reference: the per-pixel bilinear blend over
+    the full grid of dense blurs."""
+    p = trial.params
+    effect = trial.problem
+    n, n_layers = _budget(p["sv_budget"])
+    steps, every = int(p["sv_steps"]), int(p["sv2d_anchor_every"])
+    sizes, angles = _sv2d_axes(p, effect)
+    grid = math.ceil(sizes[-1]) + 1
+
+    def star(sz, ang):
+        if effect == "radial_blur":
+            return motion_kernel(2 * float(sz), float(ang), grid)
+        return shape_kernel("star4", grid, angle=float(ang), size=float(sz))
+
+    fitted = [[fit_sparse_kernel(star(sz, a), n, n_layers, init="ir", steps=steps).complex
+               for a in angles] for sz in sizes]
+    ia, ja = list(range(0, len(sizes), every)), list(range(0, len(angles), every))
+    anchors = [[fitted[i][j] for j in ja] for i in ia]
+    anchor_axes = (sizes[ia], angles[ja])
+    out: dict = {"taps": fitted[0][0].taps, "grid_points": len(sizes) * len(angles),
+                 "anchor_points": len(ia) * len(ja)}
+    gaps = []
+    for i, sz in enumerate(sizes):
+        for j, a in enumerate(angles):
+            target = star(sz, a)
+            with torch.no_grad():
+                e_fit = kernel_errors(fitted[i][j].kernel(), target)["psnr"]
+                e_int = kernel_errors(interpolate_complex(anchors, anchor_axes, (sz, a)).kernel(),
+                                      target)["psnr"]
+            out[f"fit_psnr_{i}_{j}"], out[f"interp_psnr_{i}_{j}"] = e_fit, e_int
+            if not (i in ia and j in ja):
+                gaps.append(e_fit - e_int)
+    out["kernel_gap"] = float(np.mean(gaps))
+    img = _photo(p["photo"], int(p["photo_size"]))
+    h, w = img.shape[:2]
+    yy, xx = np.indices((h, w), dtype=float)
+    dy, dx = yy - (h - 1) / 2, xx - (w - 1) / 2
+    rho = np.hypot(dy, dx) / np.hypot((h - 1) / 2, (w - 1) / 2)
+    pmap = np.stack([sizes[0] + (sizes[-1] - sizes[0]) * rho,
+                     np.mod(np.arctan2(dy, dx), SV2D_PERIOD[effect])])
+    idx, alpha = (v.numpy() for v in grid_weights(pmap, (sizes, angles)))
+    dense = np.stack([dense_filter(img, star(sz, a)) for sz in sizes for a in angles])
+    corner = np.stack([dense[idx[c], yy.astype(int), xx.astype(int)] for c in range(len(idx))])
+    alpha = alpha.reshape(alpha.shape + (1,) * (corner.ndim - alpha.ndim))
+    ref = (alpha * corner).sum(axis=0)
+    with torch.no_grad():
+        sv_fit = apply_spatially_varying(img, fitted, (sizes, angles), pmap)
+        sv_int = apply_spatially_varying(img, anchors, anchor_axes, pmap)
+    out.update({"image_psnr_fitted": psnr(sv_fit, ref), "image_psnr_interp": psnr(sv_int, ref)})
+    out["image_gap"] = out["image_psnr_fitted"] - out["image_psnr_interp"]
+    out["taps_dense_blend"] = int(len(sizes) * len(angles) * (2 * grid + 1) ** 2)
+    return out
+
+
 def _run_timing(trial: Trial) -> dict:
     """DISK's fit vs the annealing search on one target, timed as interleaved pairs (A B, B A,
     …) in this process, so that the load of the machine falls on both alike."""
@@ -435,6 +570,8 @@ def run_trial(trial: Trial, device: str) -> dict:
         return _run_lowrank(trial)
     if trial.method.startswith("sv_"):
         return _run_sv(trial)
+    if trial.method == "sv2d_independent":
+        return _run_sv2d(trial)
     if trial.method == "timing":
         return _run_timing(trial)
     raise ConfigError(f"trial.method: unknown {trial.method!r}")
@@ -538,8 +675,23 @@ def summarize(results: list[Result], cfg: DiskConfig, outdir: Path) -> Summary:
                      "geometric-mean ratio DISK / annealing"],
             rows=[[int(m["fit_pairs"]), f"{m['fit_a_s']:.3g}", f"{m['fit_b_s']:.3g}",
                    f"{m['fit_ratio']:.3g}"]]))
+    sv2d = [r for r in results if r.trial.method == "sv2d_independent"]
+    if sv2d:
+        tables.append(Table(
+            title="2-D interpolation over a size × angle anchor grid: rotational bokeh "
+                  "(four-pointed star, circumradius = size, angle 0–π/2) and radial blur (motion "
+                  f"line, half-length = size, angle 0–π); size {cfg.sv2d_r_min:g}–"
+                  f"{cfg.sv2d_r_max:g} px, {cfg.sv2d_sizes}×{cfg.sv2d_angles} fitted grid vs "
+                  f"anchors every {cfg.sv2d_anchor_every}-th point; gaps = fitted − interpolated "
+                  "(dB)",
+            columns=["effect", "grid points", "anchors", "kernel gap", "image PSNR fitted",
+                     "image PSNR interp", "image gap", "DISK taps", "dense blend taps"],
+            rows=[[r.trial.problem, int(m["grid_points"]), int(m["anchor_points"]),
+                   f"{m['kernel_gap']:.3f}", f"{m['image_psnr_fitted']:.2f}",
+                   f"{m['image_psnr_interp']:.2f}", f"{m['image_gap']:.3f}", int(m["taps"]),
+                   int(m["taps_dense_blend"])] for r in sv2d for m in [r.metrics]]))
     claims = [_claim_a(results, cfg, budget), _claim_b(results, cfg, budget),
-              _claim_c(results, cfg, budget), _claim_d(results, cfg)]
+              _claim_c(results, cfg, budget), _claim_d(results, cfg), _claim_e(results, cfg)]
     figures = [_plot_fits(results, cfg, budget, outdir / "kernel_fits.png"),
                _plot_sv(results, cfg, outdir / "interpolation.png")]
     return Summary(tables=tables, figures=figures, claims=claims, notes=_notes(cfg))
@@ -592,9 +744,13 @@ def _claim_a(results, cfg, budget) -> Claim:
             verdict = not_acting(verdict, "the wall-time half needs the interleaved timing "
                                  "trial, which this run lacks")
     return Claim(
-        text=f"(a) At equal taps ({budget}) DISK reaches a lower kernel error than the PST-style "
-             f"annealing search ({cfg.sa_chains} chains × {cfg.sa_steps} steps, same SS start "
-             "and loss) on every non-convex target, in no more wall time.",
+        text=f"(a) At equal taps ({budget}) and equal loss evaluations ({cfg.steps}: DISK's "
+             f"{cfg.steps} Adam steps, each a loss and its gradient, vs {cfg.sa_chains} annealing "
+             f"chains × {cfg.sa_steps} proposals, each a loss; same SS start, loss and mass "
+             "renormalisation), our DISK reaches a lower kernel error than our PST-style "
+             "annealing search on every non-convex target, in no more wall time (our two "
+             "implementations timed interleaved in one process, not the paper's GPU/phone "
+             "timings).",
         evidence=f"mean rel-L2 DISK vs annealing — {'; '.join(parts)}; {time_note}; "
                  f"non-convex: {nc}; per-seed error ratios paired by seed, minimal effect "
                  f"{cfg.min_effect_log_err:g} in log error",
@@ -711,6 +867,33 @@ def _claim_d(results, cfg) -> Claim:
         verdict=verdict)
 
 
+def _claim_e(results, cfg) -> Claim:
+    rs = [r for r in results if r.trial.method == "sv2d_independent"]
+    if rs:
+        cells, parts = {}, []
+        for r in rs:
+            m, e = r.metrics, r.trial.problem
+            kg, ig = float(m["kernel_gap"]), float(m["image_gap"])
+            # one deterministic trial per effect (IR init, fixed photo and map): exact numbers
+            cells[f"{e} kernel gap"] = within(kg, -math.inf, cfg.sv_gap_db)
+            cells[f"{e} image gap"] = within(ig, -math.inf, cfg.sv_gap_db)
+            parts.append(f"{e}: kernel gap {kg:.3f} dB (mean over the {int(m['grid_points'])} − "
+                         f"{int(m['anchor_points'])} non-anchor grid points), image gap "
+                         f"{ig:.3f} dB (fitted {m['image_psnr_fitted']:.2f} vs interpolated "
+                         f"{m['image_psnr_interp']:.2f} dB against the dense blend)")
+        verdict = all_of(cells)
+        ev = "; ".join(parts) + "; deterministic (IR init, no seed), so exact"
+    else:
+        verdict = _no_data("no 2-D spatially varying trial")
+        ev = "no 2-D spatially varying trial"
+    return Claim(
+        text="(e) Interpolating complexes bilinearly over a 2-D anchor grid (size × angle: "
+             f"{', '.join(cfg.sv2d_effects)}; paper §4.3 and Fig. 5) stays within about "
+             f"{cfg.sv_gap_db:g} dB of complexes fitted at every grid point, in the kernel and "
+             "the image domain (bases fitted independently from IR, as in the paper).",
+        evidence=ev, verdict=verdict)
+
+
 def _plot_fits(results, cfg, budget, path: Path) -> Figure:
     import matplotlib
 
@@ -781,11 +964,15 @@ def _notes(cfg: DiskConfig) -> list[str]:
         "phone latency (not measured here; CPU time per megapixel is in benchmarks/"
         "bench_imaging.py).",
         f"Annealing baseline: parallel tempering + geometric cooling, {cfg.sa_chains} chains × "
-        f"{cfg.sa_steps} steps from the same SS start (the paper gives PST 10 chains × 10,000 "
+        f"{cfg.sa_steps} steps from the same SS start, i.e. DISK's {cfg.steps} loss evaluations "
+        "(the paper gives PST 10 chains × 10,000 "
         "iterations, 100× DISK's steps).",
         "Readings of the paper (module docstring of optzoo.imaging.sparse_kernel_decomposition): "
         "bilinear taps, SS = Poisson-disk samples with spacing sqrt(S/(Nπ)) for layer 1 plus IR "
-        "layers of that radius, Δr = 2R/(L(L+1)), α linear between neighbouring radii.",
+        "layers of that radius, Δr = 2R/(L(L+1)), α linear between neighbouring radii (1-D) "
+        "and bilinear over the anchor grid (2-D); random init uniform over the target's "
+        "support; every fit (DISK and annealing) rescaled to the target's mass afterwards "
+        "(the paper's loss has no mass constraint).",
         "Taps count a bilinear fetch as one (the paper's count); low rank costs 2·r·M; the SV "
         "blends cost the sum over their radii.",
         f"Spatially varying: motorcycle_left at 1/{cfg.sv_downscale} scale, invalid disparities "
