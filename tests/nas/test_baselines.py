@@ -69,3 +69,17 @@ def test_random_search_feasible_within_budget_and_seeded():
     assert val[row] == val[order[:drawn]].max()
     with pytest.raises(ValueError, match="feasible"):
         constrained_random_search(np.zeros(3, bool), val[:3], charge[:3], 1.0, rng)
+
+
+def test_additive_fit_recovers_an_additive_cost_exactly():
+    from optzoo.nas import MINI_TOPOLOGY as S
+    from optzoo.nas.darts_penalty import additive_fit
+
+    flops = [S.costs(a)["flops"] for a in S.all_archs()]
+    base, d = additive_fit(S, flops)
+    edges = S.edge_costs()["flops"]  # the analytic count, op 0 ("none") as the reference
+    assert base == pytest.approx(S.base_costs()["flops"] + sum(e[0] for e in edges))
+    for fit, exact in zip(d, edges, strict=True):
+        assert fit == pytest.approx([c - exact[0] for c in exact], abs=1e-6)
+    with pytest.raises(ValueError, match="values"):
+        additive_fit(S, flops[:-1])

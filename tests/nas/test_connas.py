@@ -139,3 +139,15 @@ def test_bad_arguments():
         connas_gradient(torch.zeros(1, 2), torch.zeros(1, 2), scope="layer")
     with pytest.raises(ValueError, match="direction"):
         connas_gradient(torch.zeros(1, 2), torch.zeros(2, 1))
+
+
+def test_selection_checkpoints_fall_on_epoch_ends_at_the_papers_scale():
+    # paper: 150 epochs, the last 50 epoch ends; k steps per epoch
+    k = 7
+    pts = SearchConfig(epochs=150).checkpoints(150 * k)
+    assert pts == {k * e for e in range(101, 151)}
+    # the mini search (80 α steps): every step of the last third, not 3 epoch ends
+    assert SearchConfig(epochs=10).checkpoints(80) == set(range(54, 81))
+    assert SearchConfig(epochs=10, select_points=4).checkpoints(80) == {80, 73, 66, 60}
+    with pytest.raises(ValueError, match="select_points"):
+        SearchConfig(select_points=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -53,3 +54,51 @@ def test_malformed_cache_is_reported(tmp_path):
     path.write_text(json.dumps({"version": gtm.VERSION, "rows": []}))
     with pytest.raises(ValueError, match="delete it"):
         gtm.ground_truth_table(TINY, epochs=1, seeds=1, root=tmp_path, n_train=64)
+
+
+def test_table_records_latency_and_seeds(tmp_path):
+    gt = gtm.ground_truth_table(TINY, epochs=1, seeds=2, root=tmp_path, n_train=64)
+    assert gt.latency.shape == (5,) and (gt.latency > 0).all()
+    assert gt.n_test == gtm.SPLIT[2] * gtm.COPIES[2] == 4000
+    assert gt.costs(gt.archs[3]) == {"params": gt.params[3], "flops": gt.flops[3],
+                                     "latency": gt.latency[3]}
+    with pytest.raises(ValueError, match="name"):
+        gt.cost("energy")
+
+
+def test_resolution_from_the_seeds_by_hand():
+    import dataclasses
+
+    import numpy as np
+
+    acc = np.array([[0.90, 0.92, 0.94], [0.80, 0.80, 0.80]])  # variances 4e-4 and 0
+    t = gtm.GroundTruth(space=TINY, epochs=1, seeds=3, archs=[(0,), (1,)], val_acc=acc,
+                        test_acc=acc, params=np.zeros(2), flops=np.zeros(2),
+                        latency=np.ones(2), n_test=4000, seconds=0.0)
+    se = 100 * math.sqrt(2e-4 / 3)  # pooled variance (4e-4 + 0) / 2, over √3 seeds
+    assert t.entry_se_pp() == pytest.approx(se)
+    assert t.resolution_pp() == pytest.approx(1.96 * math.sqrt(2) * se)
+    one = dataclasses.replace(t, seeds=1, test_acc=acc[:, :1], n_test=400)
+    assert math.isnan(one.entry_se_pp()) and math.isnan(one.resolution_pp())
+
+
+def test_deformed_digits_are_a_fixed_draw_of_new_images():
+    import torch
+
+    x = gtm.digits_split()["test"][0][:20]
+    a, b = gtm.deform(x, 3, seed=5), gtm.deform(x, 3, seed=5)
+    assert a.shape == (60, 1, 8, 8) and torch.equal(a, b)
+    assert 0 <= a.min() and a.max() <= 1
+    assert not torch.allclose(a[:20], x, atol=0.05)  # deformed, not copies
+    assert not torch.equal(a[:20], a[20:40])  # each copy its own deformation
+    with pytest.raises(ValueError, match="copies"):
+        gtm.deform(x, 0, seed=0)
+    d = gtm.augmented_digits()
+    assert [d[k][0].shape[0] for k in ("train", "val", "test")] == [1000, 1588, 4000]
+
+
+def test_latency_sees_the_convolutions():
+    from optzoo.nas.search_space import MINI_TOPOLOGY as S
+
+    lat = gtm.measure_latency(S, [(0, 0, 0), (3, 3, 3)], reps=3, inner=2)
+    assert lat[1] > lat[0] > 0  # three 3×3 convs per cell cost more than an all-none cell

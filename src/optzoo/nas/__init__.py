@@ -1,7 +1,8 @@
 """Neural architecture search: NATS-Bench-style cell spaces with exact costs, a first-order
 DARTS / Gumbel supernet, ConNAS's constraint-guided gradient modification (ICLR 2026) and its
 baselines (expected-cost penalty, post-hoc projection, constrained random search), a trained
-ground-truth table on scikit-learn digits, and a reader of NATS-Bench's topology files."""
+ground-truth table on deformed scikit-learn digits (with measured latency), and a reader of
+NATS-Bench's topology files."""
 
 from optzoo.nas.connas import (
     ConNAS,
@@ -11,17 +12,30 @@ from optzoo.nas.connas import (
     edge_direction,
 )
 from optzoo.nas.darts import SearchConfig, SearchResult, SuperNet, search
-from optzoo.nas.darts_penalty import PenaltyGradient, darts_penalty_search, expected_cost
+from optzoo.nas.darts_penalty import (
+    PenaltyGradient,
+    additive_fit,
+    darts_penalty_search,
+    expected_cost,
+)
 from optzoo.nas.darts_projection import greedy_projection
-from optzoo.nas.ground_truth import GroundTruth, digits_split, ground_truth_table
+from optzoo.nas.ground_truth import (
+    GroundTruth,
+    augmented_digits,
+    digits_split,
+    ground_truth_table,
+    measure_latency,
+)
 from optzoo.nas.nats_bench import NatsRecord, load_nats_topology
 from optzoo.nas.random_search import constrained_random_search
 from optzoo.nas.search_space import MINI_TOPOLOGY, NATS_TOPOLOGY, OPS, CellSpace
 
 __all__ = [
     "MINI_TOPOLOGY", "NATS_TOPOLOGY", "OPS", "CellSpace", "ConNAS", "GroundTruth", "NatsRecord",
-    "PenaltyGradient", "SearchConfig", "SearchResult", "SuperNet", "connas_gradient",
+    "PenaltyGradient", "SearchConfig", "SearchResult", "SuperNet", "additive_fit",
+    "augmented_digits", "connas_gradient",
     "connas_search", "constrained_random_search", "constraint_direction",
     "darts_penalty_search", "digits_split", "edge_direction", "expected_cost",
-    "greedy_projection", "ground_truth_table", "load_nats_topology", "search",
+    "greedy_projection", "ground_truth_table", "load_nats_topology", "measure_latency",
+    "search",
 ]

@@ -15,9 +15,14 @@ architecture is ``argmax α`` per edge, never a Gumbel sample (a sample
 flickers near the constraint boundary).
 
 Selection: with ``feasible`` given (ConNAS), the architecture returned is, among the argmax
-architectures at the ends of the last ``select_frac`` of the epochs, the feasible one with the
-lowest search-validation loss, measured with the shared weights and that architecture's
-one-hot weights; without it (plain DARTS, penalty baselines) the final argmax.
+architectures at the checkpoints of the last ``select_frac`` of the search, the feasible one
+with the lowest search-validation loss, measured with the shared weights and that
+architecture's one-hot weights; without it (plain DARTS, penalty baselines) the final argmax.
+The paper's checkpoints are the 50 epoch ends of its last 50 of 150 epochs; here the window's
+``select_points`` (default 50) checkpoints are spread evenly over its α steps (at most one per
+step).  At the paper's scale they fall on epoch ends; in a 10-epoch mini search a window of 3
+epoch ends would give 3 candidates where the paper has 50, so the checkpoints fall within
+epochs (every α step of the window when it has fewer than 50).
 """
 
 from __future__ import annotations
@@ -55,7 +60,10 @@ class SearchConfig:
         alpha_lr: η_α.
         tau_start, tau_end, anneal_frac: Gumbel temperature 10 → 0.1 over the first 2/3 of the
             epochs (paper: over 100 of 150).
-        select_frac: the selection window, the last 1/3 of the epochs (paper: 50 of 150).
+        select_frac: the selection window, the last 1/3 of the search (paper: 50 of 150
+            epochs).
+        select_points: checkpoints in the window (paper: its 50 epoch ends), spread evenly
+            over the window's α steps, at most one per step.
     """
 
     epochs: int = 30
@@ -71,16 +79,17 @@ class SearchConfig:
     tau_end: float = 0.1
     anneal_frac: float = 2 / 3
     select_frac: float = 1 / 3
+    select_points: int = 50
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size"):
+        for name in ("epochs", "batch_size", "select_points"):
             check_int(name, getattr(self, name))
         for name in ("w_lr", "alpha_lr", "tau_start", "tau_end"):
             check_real(name, getattr(self, name), low=0.0, low_open=True)
         check_real("w_momentum", self.w_momentum, low=0.0, high=1.0, high_open=True)
         for name in ("w_weight_decay", "alpha_weight_decay"):
             check_real(name, getattr(self, name), low=0.0)
-        for name in ("epochs", "batch_size"):
+        for name in ("epochs", "batch_size", "select_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected >= 1, got {getattr(self, name)}")
         for name in ("w_lr", "alpha_lr", "tau_start", "tau_end"):
@@ -98,6 +107,14 @@ class SearchConfig:
         span = max(1, round(self.anneal_frac * self.epochs))
         f = min(1.0, epoch / span)
         return self.tau_start + f * (self.tau_end - self.tau_start)
+
+    def checkpoints(self, total_steps: int) -> set[int]:
+        """The α steps (1-based counts) after which the selection evaluates the argmax: up to
+        ``select_points`` spread evenly over the last ``select_frac`` of ``total_steps``, the
+        last step always among them."""
+        window = max(1, round(self.select_frac * total_steps))
+        n = min(self.select_points, window)
+        return {total_steps - int(round(i * window / n)) for i in range(n)}
 
 
 class MixedOp(nn.Module):
@@ -225,7 +242,7 @@ def search(space: CellSpace, train: tuple[torch.Tensor, torch.Tensor],
     else:
         a_opt = torch.optim.Adam([alpha], lr=config.alpha_lr, betas=config.alpha_betas,
                                  weight_decay=config.alpha_weight_decay)
-    window = max(1, round(config.select_frac * config.epochs))
+    checkpoints = config.checkpoints(config.epochs * steps_per_epoch)
     history: list[Arch] = []
     feas_hist: list[bool] | None = [] if feasible is not None else None
     candidates: list[tuple[float, int, Arch]] = []
@@ -255,13 +272,14 @@ def search(space: CellSpace, train: tuple[torch.Tensor, torch.Tensor],
             alpha.grad = grad
             a_opt.step()
             steps += 1
+            if feasible is not None and steps in checkpoints:
+                arch = argmax_arch(alpha)
+                if feasible(arch):
+                    candidates.append((_eval_loss(model, space, arch, valid), steps, arch))
         arch = argmax_arch(alpha)
         history.append(arch)
         if feasible is not None:
-            ok = bool(feasible(arch))
-            feas_hist.append(ok)
-            if ok and epoch >= config.epochs - window:
-                candidates.append((_eval_loss(model, space, arch, valid), epoch, arch))
+            feas_hist.append(bool(feasible(arch)))
     final = argmax_arch(alpha)
     if feasible is None:
         chosen, sel = final, None
@@ -269,9 +287,11 @@ def search(space: CellSpace, train: tuple[torch.Tensor, torch.Tensor],
         chosen, sel = min(candidates)[2], True
     else:
         chosen, sel = final, False
+    info = {} if feasible is None else {"checkpoints": len(checkpoints),
+                                        "feasible_checkpoints": len(candidates)}
     return SearchResult(arch=chosen, final_arch=final, alpha=alpha.detach().clone(),
                         history=history, feasible_history=feas_hist, selected_feasible=sel,
-                        seconds=time.perf_counter() - t0, steps=steps)
+                        seconds=time.perf_counter() - t0, steps=steps, info=info)
 
 
 @torch.no_grad()
