@@ -11,6 +11,7 @@ from optzoo.transport.hj_optimal_transport import (
     hamiltonian_grad,
     inverse_map,
     is_stable,
+    largest_rise,
     pinn_residual,
     window_means,
 )
@@ -33,5 +34,5 @@ __all__ = [
     "bures_wasserstein_squared", "characteristic_residual", "colour_clouds", "energy_distance",
     "energy_distance_np", "forward_map", "gaussian_map", "gaussian_pair", "hamiltonian",
     "hamiltonian_grad", "histogram_intersection", "image_pixels", "inverse_map", "is_stable",
-    "l2_uvp", "pinn_residual", "toy_2d", "window_means",
+    "l2_uvp", "largest_rise", "pinn_residual", "toy_2d", "window_means",
 ]

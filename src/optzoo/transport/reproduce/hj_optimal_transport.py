@@ -28,6 +28,22 @@ C. Colour transfer ``astronaut`` → ``coffee`` (scikit-image photos, RGB in [0,
 Budget: the ICNN baseline gets ``icnn_steps`` outer steps of ``icnn_inner`` critic steps,
 chosen by a per-step timing (not by results) so that its wall time is about NCF's; claim (3)
 compares the wall times measured interleaved in one process (the ``timing`` trials below).
+Every preset keeps that ratio (5 NCF steps per ICNN outer step).
+
+Issue 23: claim (1) failed on budget, not on the method (forward UVP 13 % at d = 4 after
+quick's 500 steps, 2.9 % after the old full's 2000).  Seed-0 probes of NCF alone (full's
+network and batch, lr 3e-3 decayed ×0.1 over the run), measured before the full preset was
+re-set and not on its trials: d = 4, a 2000-step run, forward UVP 12.2 / 5.1 / 3.7 / 3.0 % after
+250 / 500 / 1000 / 1750 steps; d = 16, a 6000-step run, 12.6 / 9.7 / 6.4 / 4.9 / 4.3 % after
+750 / 1500 / 3000 / 4500 / 6000 steps with 4096 training points, within 0.15 of that with
+65536, so the sample size is not the limit.  The UVP falls roughly as steps^(−1/2).  Full's
+Task A now gets ``FULL_STEPS`` = 10 000 NCF steps (the brief's inferred range is 5–20k) and
+2000 ICNN outer steps; Tasks B and C keep their 2000 (``toy_colour_steps``), and the timed fits
+of claim (3) keep their 400 steps (``timing_fraction`` = 25).  That is about 4–5 core-hours
+on CPU (≈ 24 ms per NCF step): more than the hour a CPU full is meant to take, or minutes on a
+GPU (``--device cuda``).  At the rate above it leaves d = 16 near 3 % (1 % would take ~200k
+steps of this recipe, out of CPU reach); claim (1) is reported as it comes, the budget was not
+chosen from its verdict.
 
 Claims (thresholds of the brief fixed before any run; margins added in issue 18, see "Verdict
 margins"), each decided by a named test of :mod:`optzoo.experiment.verdicts`:
@@ -35,12 +51,15 @@ margins"), each decided by a named test of :mod:`optzoo.experiment.verdicts`:
 (1) Low L²-UVP in both directions from one network: at every d, ``within(−∞, uvp_level)`` on
     NCF's per-seed forward and backward L²-UVP (the brief's 1 %; the paper reports 0.01–0.09 %
     at d ≤ 8); ``all_of`` the 2·|dims| cells.
-(2) Stable training: in every NCF trial (all tasks) the loss is finite and its 10 window means
-    never exceed 1.1 × the lowest earlier window mean: ``bound_holds`` on each trial's largest
-    relative rise (c_i − min_{j<i} c_j)/|min_{j<i} c_j| ≤ 0.1 (a non-finite loss is a
-    violation).  Guard: a loss that does not move is stable trivially — if some NCF trial's last
-    window mean is not at least ``min_loss_drop`` below its first, a held verdict becomes
-    *inconclusive* (``not_acting``).
+(2) Stable training: in every NCF trial (all tasks) the loss is finite and none of its 10
+    window means rises above the lowest earlier one by more than 0.1 × the first window's mean
+    (the initial loss level): ``bound_holds`` on each trial's largest rise
+    max_i (c_i − min_{j<i} c_j)/|c_0| ≤ 0.1 (a non-finite loss is a violation).  Measured
+    against the initial loss, not the running minimum (issue 23): at its noise floor the loss
+    (the unbiased energy distance fluctuates around 0) made a relative tolerance on the
+    running minimum flag flat curves as unstable.  Guard: a loss that does not move is stable
+    trivially — if some NCF trial's last window mean is not at least ``min_loss_drop`` below
+    its first, a held verdict becomes *inconclusive* (``not_acting``).
 (3) Competitive with the ICNN min–max baseline at equal or lower time: at every d,
     ``noninferior`` on the per-seed log forward-UVP ratio NCF / ICNN (paired by seed: same data)
     with margin log(1 + ``uvp_rel_margin``), and ``ratio_bound`` (at most ``time_slack``) on the
@@ -108,7 +127,12 @@ from optzoo.experiment.verdicts import (
     undecided,
     within,
 )
-from optzoo.transport.hj_optimal_transport import HJOptimalTransport, is_stable, window_means
+from optzoo.transport.hj_optimal_transport import (
+    HJOptimalTransport,
+    is_stable,
+    largest_rise,
+    window_means,
+)
 from optzoo.transport.icnn_ot import ICNNOptimalTransport
 from optzoo.transport.problems import (
     colour_clouds,
@@ -125,6 +149,7 @@ WINDOWS = 10
 COLOUR_PAIR = ("astronaut", "coffee")
 STABLE_TOL = 0.1  # used inside the trials (the stored ``stable`` flag) and by claim (2)
 SINKHORN_ITERS = 1000  # POT's default; a capped budget, reported as such
+FULL_STEPS = 10_000  # NCF steps of the full preset's Task A (module docstring, "Budget")
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -147,6 +172,8 @@ class HJOTConfig(Preset):
         icnn_lr: ICNN learning rate.
         toys: Task B targets (source: 8 Gaussians); empty skips Task B.
         toy_icnn: also run the ICNN on Task B.
+        toy_colour_steps: NCF steps of Tasks B and C (0: ``steps``); their ICNN outer steps
+            scale with it (``icnn_steps · toy_colour_steps / steps``, the same time ratio).
         colour_n: Task C training pixels per photo (0 skips Task C).
         colour_eval: Task C source pixels transported for the metrics.
         sinkhorn_reg: entropic regularisation of the Sinkhorn baselines (relative to the
@@ -173,6 +200,7 @@ class HJOTConfig(Preset):
     icnn_lr: float = 1e-3
     toys: tuple[str, ...] = ("moons",)
     toy_icnn: bool = False
+    toy_colour_steps: int = 0
     colour_n: int = 1000
     colour_eval: int = 4000
     sinkhorn_reg: float = 0.05
@@ -203,6 +231,9 @@ class HJOTConfig(Preset):
                 raise ConfigError(f"{name}: expected >= 1, got {getattr(self, name)}")
         if self.n_train < 16:
             raise ConfigError(f"n_train: expected >= 16, got {self.n_train}")
+        if self.toy_colour_steps < 0:
+            raise ConfigError(f"toy_colour_steps: expected >= 0 (0: steps), got "
+                              f"{self.toy_colour_steps}")
         if self.colour_n < 0:
             raise ConfigError(f"colour_n: expected >= 0, got {self.colour_n}")
         if self.timing_pairs < 2 or self.timing_fraction < 1:
@@ -220,15 +251,19 @@ PRESETS = {
                         steps=20, hidden=16, layers=2, batch_size=64, icnn_steps=4,
                         icnn_inner=2, toy_icnn=True, colour_n=128, colour_eval=256),
     "quick": HJOTConfig(),
+    # full: Task A gets FULL_STEPS (issue 23, "Budget" in the module docstring); Tasks B and C
+    # keep the 2000 steps they had (their trial keys are unchanged)
     "full": HJOTConfig(seeds=5, dims=(2, 4, 8, 16), ablation_dims=(2, 8), n_train=4096,
-                       n_test=8192, steps=2000, batch_size=512, icnn_steps=400,
-                       toys=("moons", "checkerboard"), toy_icnn=True, colour_n=3000,
-                       colour_eval=10000),
+                       n_test=8192, steps=FULL_STEPS, batch_size=512,
+                       icnn_steps=FULL_STEPS // 5, toys=("moons", "checkerboard"),
+                       toy_icnn=True, toy_colour_steps=2000, colour_n=3000,
+                       colour_eval=10000, timing_fraction=FULL_STEPS // 400),
 }
 
 
 #: configuration fields that are not trial parameters (so adding one keeps every trial key)
-NOT_PARAMS = ("seeds", "dims", "ablation_dims", "toys", "toy_icnn", "colour_n", "colour_eval",
+NOT_PARAMS = ("seeds", "dims", "ablation_dims", "toys", "toy_icnn", "toy_colour_steps",
+              "colour_n", "colour_eval",
               "timing_pairs", "timing_fraction", "uvp_level", "uvp_rel_margin", "time_slack",
               "min_effect_hist", "min_effect_log_ed", "min_loss_drop", "toy_floor_factor",
               "toy_cost_tol")
@@ -236,6 +271,10 @@ NOT_PARAMS = ("seeds", "dims", "ablation_dims", "toys", "toy_icnn", "colour_n", 
 
 def trials(cfg: HJOTConfig) -> list[Trial]:
     common = {k: v for k, v in cfg.to_dict().items() if k not in NOT_PARAMS}
+    bc = dict(common)  # Tasks B and C
+    if cfg.toy_colour_steps:
+        bc["steps"] = cfg.toy_colour_steps
+        bc["icnn_steps"] = max(1, round(cfg.icnn_steps * cfg.toy_colour_steps / cfg.steps))
     out: list[Trial] = []
     for d in cfg.dims:
         methods = ["ncf", "icnn", "pot_emd", "pot_sinkhorn"]
@@ -246,11 +285,11 @@ def trials(cfg: HJOTConfig) -> list[Trial]:
     for toy in cfg.toys:
         methods = ["ncf", "pot_emd", "pot_sinkhorn"] + (["icnn"] if cfg.toy_icnn else [])
         out += [Trial(method=m, problem=f"toy_8gaussians_{toy}", seed=s,
-                      params={**common, "toy": toy})
+                      params={**bc, "toy": toy})
                 for m in methods for s in range(cfg.seeds)]
     if cfg.colour_n:
         out += [Trial(method=m, problem="colour_" + "_".join(COLOUR_PAIR), seed=s,
-                      params={**common, "colour_n": cfg.colour_n,
+                      params={**bc, "colour_n": cfg.colour_n,
                               "colour_eval": cfg.colour_eval})
                 for m in ("ncf", "icnn", "pot_emd", "pot_sinkhorn") for s in range(cfg.seeds)]
     # claim (3)'s wall-time half: NCF and ICNN fits timed interleaved in one process, per d
@@ -545,21 +584,21 @@ def _claim_uvp(results: list[Result], cfg: HJOTConfig) -> Claim:
 
 
 def _rise(r: Result) -> tuple[float, float]:
-    """(largest relative rise of a window mean over the lowest earlier one, relative drop from
-    the first window to the last) of one trial's stored training curve."""
+    """(largest rise of a window mean over the lowest earlier one, in units of the first
+    window mean — :func:`~optzoo.transport.hj_optimal_transport.largest_rise` —, relative drop
+    from the first window to the last) of one trial's stored training curve."""
     c = np.asarray([float(r.metrics[f"curve_{i:02d}"]) for i in range(WINDOWS)
                     if r.metrics.get(f"curve_{i:02d}") is not None])
     if c.size < 2 or not np.isfinite(c).all():
         return 1e300, 0.0  # a non-finite loss is a violation of "finite and stable"
-    low = np.minimum.accumulate(c)[:-1]
-    rise = float(np.max((c[1:] - low) / np.maximum(np.abs(low), 1e-300)))
-    return rise, float((c[0] - c[-1]) / max(abs(c[0]), 1e-300))
+    return largest_rise(c), float((c[0] - c[-1]) / max(abs(c[0]), 1e-300))
 
 
 def _claim_stable(results: list[Result], cfg: HJOTConfig) -> Claim:
     ncf = [r for r in results if _ncf(r)]
     text = (f"(2) NCF trains stably: in every NCF trial the loss is finite and no window mean "
-            f"({WINDOWS} windows) exceeds {1 + STABLE_TOL:g} × the lowest earlier one, while the "
+            f"({WINDOWS} windows) rises above the lowest earlier one by more than "
+            f"{STABLE_TOL:.0%} of the first window's mean (the initial loss level), while the "
             f"loss falls by at least {cfg.min_loss_drop:.0%} from the first window to the last.")
     if not ncf:
         return Claim(text=text, evidence="no NCF trials",
@@ -575,7 +614,7 @@ def _claim_stable(results: list[Result], cfg: HJOTConfig) -> Claim:
     return Claim(
         text=text,
         evidence=f"{sum(x <= STABLE_TOL for x in rises)}/{len(rises)} NCF trials stable; "
-                 f"largest relative rise {max(rises):.3g}; loss drop first → last window "
+                 f"largest rise {max(rises):.3g} × initial loss; loss drop first → last window "
                  f"{_fmt(list(drops))}",
         verdict=verdict)
 
