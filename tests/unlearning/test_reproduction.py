@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,7 +79,8 @@ def test_ofmu_arms_are_the_readings_described():
     assert ofmu_settings("ofmu_first_order", p)["variant"] == "first_order"
     assert ofmu_settings("ofmu_anchor", p)["outer_at"] == "anchor"
     assert ofmu_settings("ofmu_beta0", p)["beta"] == 0.0
-    assert ofmu_settings("ofmu_eps", {**p, "eps": 0.1})["eps"] == 0.1
+    assert ofmu_settings("ofmu_eps", {**p, "sweep_eps": 0.1})["eps"] == 0.1
+    assert ofmu_settings("ofmu", {**p, "sweep_eps": 0.1})["eps"] == 1e-8
     assert PRESETS["quick"].eps == 1e-8 and "random_noisy" in PRESETS["quick"].tasks
     assert set(OFMU_ARMS) >= {t.method for t in REPRODUCTION.trials(PRESETS["quick"])
                               if t.method.startswith("ofmu")}
@@ -109,6 +111,19 @@ def test_smoke_preset_produces_claims(tmp_path):
     results = [Result(trial=t, metrics=REPRODUCTION.run_trial(t, "cpu"))
                for t in REPRODUCTION.trials(cfg)]
     by = {(r.trial.method, r.trial.problem): r.metrics for r in results}
+    # every tuned method ran the same step-size grid on the pilot split; the arms and the
+    # GradDiff λ's run at their method's pick, FT at the untuned lr
+    grid = cfg.lr_grid
+    for task in cfg.tasks:
+        for m in ("ga", "npo", "ofmu"):
+            scores = [by[(m, task)][f"pilot_{i}"] for i in range(len(grid))]
+            assert by[(m, task)]["lr_used"] == grid[int(np.argmin(scores))]
+        assert by[("ofmu_beta0", task)]["lr_used"] == by[("ofmu", task)]["lr_used"]
+        assert by[("ofmu_eps", task)]["lr_used"] == by[("ofmu", task)]["lr_used"]
+        assert "lr_used" not in by[("ft", task)]
+    gd = [r.metrics for r in results if r.trial.method == "graddiff"
+          and r.trial.problem == cfg.tasks[0]]
+    assert len({m["lr_used"] for m in gd}) == 1 and len(gd) == len(cfg.lambdas)
     ofmu_trial = next(t for t in REPRODUCTION.trials(cfg) if t.method == "ofmu")
     assert REPRODUCTION.run_trial(ofmu_trial, "cpu") == by[("ofmu", ofmu_trial.problem)]
     # the retrained model never saw digit 3: it cannot classify it
@@ -127,12 +142,18 @@ SEEDS = (7, 8, 9)  # not 0..n-1: the claims must not assume the default seeds
 RETRAIN_UA = 0.66  # the random_noisy regime: the retrained model is far below UA = 1
 
 
-def _group(label: str, retrain_ua: float = RETRAIN_UA, **metrics) -> list[Result]:
+PILOT_INSIDE = (0.5, 0.1, 0.3, 0.6)  # pilot scores on lr_grid: best 0.1, inside the grid
+PILOT_EDGE = (0.5, 0.4, 0.3, 0.1)  # best at the grid's largest step
+
+
+def _group(label: str, retrain_ua: float = RETRAIN_UA, pilot=PILOT_INSIDE,
+           **metrics) -> list[Result]:
     """Three seeds of one method; a metric given as a list varies by seed."""
     method = "graddiff" if label.startswith("graddiff") else label
     out = []
     for i, s in enumerate(SEEDS):
-        m = {"retrain_forget_acc": retrain_ua, "retrain_test_acc": 0.97, "retain_tv": 0.0}
+        m = {"retrain_forget_acc": retrain_ua, "retrain_test_acc": 0.97, "retain_tv": 0.0,
+             **({} if pilot is None else {f"pilot_{j}": v for j, v in enumerate(pilot)})}
         m.update({k: (v[i] if isinstance(v, list) else v) for k, v in metrics.items()})
         m["forget_gap"] = abs(m["forget_acc"] - m["retrain_forget_acc"])
         out.append(Result(Trial(method, "random_noisy", s, {}), m))
@@ -192,6 +213,52 @@ def test_an_ofmu_that_forgets_to_retrain_level_passes():
              "test_acc": 0.95}
     claims = _task_claims("random_noisy", _groups(good, beta0=beta0), PRESETS["quick"])
     assert [c.status for c in claims] == ["held"] * 4
+
+
+def _good_groups() -> dict[str, list[Result]]:
+    good = {"forget_acc": [0.66, 0.665, 0.655], "retain_acc": 1.0,
+            "test_acc": [0.974, 0.975, 0.976]}
+    beta0 = {"forget_acc": [0.66, 0.665, 0.655], "retain_acc": [0.95, 0.96, 0.95],
+             "test_acc": 0.95}
+    return _groups(good, beta0=beta0)
+
+
+def test_a_baseline_tuned_to_its_grid_edge_makes_its_comparisons_inconclusive():
+    cfg = PRESETS["quick"]
+    g = _good_groups()
+    g["ga"] = _group("ga", pilot=PILOT_EDGE, forget_acc=0.5, retain_acc=0.6, test_acc=0.6,
+                     retain_tv=[0.3, 0.5, 0.4])
+    claims = _task_claims("random_noisy", g, cfg)
+    # only claim (3) compares with GA; (1), (2), (4) are untouched
+    assert [c.status for c in claims] == ["held", "held", "inconclusive", "held"]
+    assert "grid edge: GA lr" in claims[2].verdict.reason
+    assert any("GA lr (random_noisy, pilot seed 100) = 1.0 tuned on 4 values" in n
+               for n in claims[2].verdict.guards)
+    # OFMU's own pick on the edge: every claim rests on it
+    g = _good_groups()
+    g["ofmu"] = _group("ofmu", pilot=PILOT_EDGE, forget_acc=[0.66, 0.665, 0.655],
+                       retain_acc=1.0, test_acc=[0.974, 0.975, 0.976])
+    assert [c.status for c in _task_claims("random_noisy", g, cfg)] == ["inconclusive"] * 4
+
+
+def test_a_comparison_without_a_pilot_record_is_inconclusive():
+    g = _good_groups()
+    g["graddiff λ=1"] = _group("graddiff λ=1", pilot=None, forget_acc=0.77, retain_acc=0.91,
+                               test_acc=0.9, retain_tv=[0.05, 0.07, 0.06])
+    claims = _task_claims("random_noisy", g, PRESETS["quick"])
+    assert [c.status for c in claims] == ["inconclusive", "held", "inconclusive", "held"]
+    assert "no pilot-split tuning record of GradDiff" in claims[0].verdict.reason
+
+
+def test_the_pilot_split_is_never_a_claim_seed():
+    with pytest.raises(ConfigError, match="pilot_seed"):
+        OFMUConfig(seeds=5, pilot_seed=3)
+    with pytest.raises(ConfigError, match="lr_grid"):
+        OFMUConfig(lr_grid=(0.1,))
+    cfg = PRESETS["smoke"]
+    t = next(t for t in REPRODUCTION.trials(cfg) if t.method == "ga")
+    with pytest.raises(ValueError, match="seed"):
+        REPRODUCTION.run_trial(dataclasses.replace(t, seed=cfg.pilot_seed), "cpu")
 
 
 def test_margins_are_not_trial_parameters():

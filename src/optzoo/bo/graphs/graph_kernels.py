@@ -2,12 +2,16 @@ r"""The random-walk and Weisfeiler–Lehman graph-kernel baselines of BoGrape (X
 OpenReview g0EbJrKFQJ, §5: RW-rand, WL-rand, WL-evol), as explicit feature maps with a
 GPyTorch :class:`~gpytorch.kernels.LinearKernel` on them.
 
-The paper runs these baselines with GraKeL's kernels; GraKeL is not a dependency here, so both
-kernels are written as the feature maps whose dot products they are (read from GraKeL's
-documentation and the kernels' papers, not copied), and the GP is BoTorch's ``SingleTaskGP``
-with ``LinearKernel`` (k(x, x') = v · xᵀx') on the feature vectors, zero mean, targets min-max
-scaled to [0, 1] and the same β_t LCB as BoGrape -- so only the kernel differs from
-:class:`optzoo.bo.graphs.SurrogateBO`:
+The paper runs these baselines with GraKeL's kernels; GraKeL is no runtime dependency here, so
+both kernels are written as the feature maps whose dot products they are (read from GraKeL's
+documentation and the kernels' papers, not copied).  GraKeL 0.1.11 (a dev extra) is their
+reference in ``tests/bo/graphs/test_graph_kernels_grakel.py``: WL raw and normalised kernels
+agree to 1e-10 (GraKeL ``n_iter = h`` is our ``iterations = h``); RW agrees except at k = 0,
+where GraKeL counts all n·n' node pairs and we count the label-matching ones (Gärtner et al.'s
+direct product graph); GraKeL's WL ignores edge types, ours hashes them.  The GP is BoTorch's
+``SingleTaskGP`` with ``LinearKernel`` (k(x, x') = v · xᵀx') on the feature vectors, zero
+mean, targets min-max scaled to [0, 1] and the same β_t LCB as BoGrape -- so only the kernel
+differs from :class:`optzoo.bo.graphs.SurrogateBO`:
 
 * **Weisfeiler–Lehman subtree kernel** (Shervashidze et al., JMLR 2011): h rounds of label
   refinement; φ(G) counts every (round, refined label) -- round 0 the node labels, rounds
