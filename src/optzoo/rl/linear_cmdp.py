@@ -212,10 +212,14 @@ def sample_episode(P: np.ndarray, pi: np.ndarray, cost: np.ndarray, s1: int,
     actions = np.zeros(H, dtype=int)
     costs = np.zeros(H)
     states[0] = s1
+    # inverse-CDF draws from one block of uniforms (rng.choice validates p on every call and
+    # was the costliest line of a run); min() guards against a cumsum ending just below 1
+    u = rng.random((H, 3))
     for h in range(H):
         s = states[h]
-        a = rng.choice(A, p=pi[h, s])
+        a = min(int(np.searchsorted(np.cumsum(pi[h, s]), u[h, 0], side="right")), A - 1)
         actions[h] = a
-        costs[h] = float(rng.random() < cost[h, s, a])
-        states[h + 1] = rng.choice(S, p=P[h, s, a])
+        costs[h] = float(u[h, 1] < cost[h, s, a])
+        states[h + 1] = min(int(np.searchsorted(np.cumsum(P[h, s, a]), u[h, 2],
+                                                side="right")), S - 1)
     return states, actions, costs
