@@ -29,6 +29,7 @@ from optzoo.metanet import (
     siren_zoo,
     split_indices,
 )
+from optzoo.metanet.qe_nfn import neuron_descriptors, weight_statistics
 from optzoo.metanet.zoo import adam_update
 
 WIDTHS = (64, 12, 10, 10)
@@ -181,7 +182,7 @@ def test_monomial_sign_group_invariance():
 def test_monomial_layer_is_equivariant():
     """β(gθ) = g β(θ) on features with channels (orbit membership, strict equivariance)."""
     torch.manual_seed(0)
-    layer = MonomialLinear(3, 2, 3)
+    layer = MonomialLinear(3, 2, 3, WIDTHS[0], WIDTHS[-1])
     w, b = _random_nets(WIDTHS, 4, 8)
     wc = [torch.stack([x, x ** 2], 1) for x in w]
     bc = [torch.stack([x, -x], 1) for x in b]
@@ -195,47 +196,121 @@ def test_monomial_layer_is_equivariant():
         torch.testing.assert_close(a, r, rtol=1e-10, atol=1e-10)
 
 
+def test_monomial_layer_matches_the_official_terms_entry_by_entry():
+    """Slow reference of the official HNPS layer's first / last-layer terms: W'_1[j, k] mixes
+    the whole row j of W_1 over the input neurons (and b_1[j]), W'_L[j, k] the whole column k
+    of W_L over the output neurons, b'_L[j] all of b_L plus a constant per output neuron."""
+    torch.manual_seed(1)
+    widths = (3, 4, 5, 2)
+    layer = MonomialLinear(3, 2, 2, widths[0], widths[-1]).requires_grad_(False)
+    layer.out_bias.normal_()
+    w, b = _random_nets(widths, 1, 3)
+    wc = [torch.stack([x, -0.5 * x + 1.0], 1) for x in w]
+    bc = [torch.stack([x, x ** 3], 1) for x in b]
+    with torch.no_grad():
+        ow, ob = layer(wc, bc)
+    C, (n0, n1, n2, n3) = 2, widths
+    for m in range(C):
+        for j in range(n1):
+            for k in range(n0):
+                ref = sum(layer.w0_w[m, n, q, k] * wc[0][0, n, j, q] for n in range(C)
+                          for q in range(n0)) + sum(layer.w0_b[m, n, k] * bc[0][0, n, j]
+                                                    for n in range(C))
+                assert math.isclose(float(ow[0][0, m, j, k]), float(ref), abs_tol=1e-12)
+            ref = sum(layer.b0_w[m, n, q] * wc[0][0, n, j, q] for n in range(C)
+                      for q in range(n0)) + sum(layer.b0_b[m, n] * bc[0][0, n, j]
+                                                for n in range(C))
+            assert math.isclose(float(ob[0][0, m, j]), float(ref), abs_tol=1e-12)
+        for j in range(n3):
+            for k in range(n2):
+                ref = sum(layer.wl_w[m, n, p, j] * wc[2][0, n, p, k] for n in range(C)
+                          for p in range(n3))
+                assert math.isclose(float(ow[2][0, m, j, k]), float(ref), abs_tol=1e-12)
+            ref = sum(layer.bl_b[m, n, p, j] * bc[2][0, n, p] for n in range(C)
+                      for p in range(n3)) + layer.out_bias[m, j]
+            assert math.isclose(float(ob[2][0, m, j]), float(ref), abs_tol=1e-12)
+        # hidden layer: channel mixing only
+        ref = sum(layer.w_mix[0][m, n] * wc[1][0, n] for n in range(C))
+        torch.testing.assert_close(ow[1][0, m], ref, rtol=0, atol=1e-12)
+
+
+def _qe_block(model, ws, bs):
+    feats = model.layers[0]([x.unsqueeze(1) for x in ws], [x.unsqueeze(1) for x in bs])
+    return model._act_alpha(0, (ws, bs), feats)
+
+
 def test_qe_block_is_quasi_equivariant_with_the_papers_g_prime():
-    """F(gθ) = [α(gθ) g α(θ)^{-1}] F(θ) for one block F = α(θ) β(θ) (paper §4.1)."""
+    """F(gθ) = [a(gθ) g a(θ)^{-1}] F(θ) for one block F = α(θ) β(θ) (paper §4.1), the same g'
+    on every channel although α = a·κ differs between channels; and F is not strictly
+    equivariant (F(gθ) ≠ g F(θ))."""
     torch.manual_seed(0)
     model = QuasiEquivariantNFN(WIDTHS, channels=(4, 4), head_hidden=16, eps=0.5)
     w, b = _random_nets(WIDTHS, 3, 9)
     g = torch.Generator().manual_seed(5)
     perms, scales = random_symmetry(WIDTHS, 3, "scale", g, (0.1, 10.0))
     wg, bg = apply_symmetry(w, b, perms, scales)
-
-    def block(ws, bs):
-        feats = model.layers[0]([x.unsqueeze(1) for x in ws], [x.unsqueeze(1) for x in bs])
-        return model._act_alpha(0, (ws, bs), feats)
-
     with torch.no_grad():
-        a_theta, a_gtheta = model.alpha(0, w, b), model.alpha(0, wg, bg)
-        # α takes values in the positive scalings, within 1 ± ε, and is not constant
+        a_theta, a_gtheta = model.group_alpha(0, w, b), model.group_alpha(0, wg, bg)
+        # a takes values in the positive scalings, within 1 ± ε, and is not constant
         assert all(float(a.min()) >= 0.5 and float(a.max()) <= 1.5 for a in a_theta)
         assert float(torch.cat(a_theta, 1).std()) > 1e-3
-        # g' = α(gθ) g α(θ)^{-1}: permutation P, scaling α(gθ) ⊙ D ⊙ P α(θ)^{-1}
+        feats = model.layers[0]([x.unsqueeze(1) for x in w], [x.unsqueeze(1) for x in b])
+        alpha = model.alpha(0, (w, b), feats)
+        assert alpha[0].shape == (3, 4, WIDTHS[1])
+        assert float((alpha[0] - alpha[0][:, :1]).abs().max()) > 1e-3  # differs by channel
+        # g' = a(gθ) g a(θ)^{-1}: permutation P, scaling a(gθ) ⊙ D ⊙ P a(θ)^{-1}
         gp_scales = [ag * s / torch.take_along_dim(a, p, 1)
                      for ag, s, a, p in zip(a_gtheta, scales, a_theta, perms, strict=True)]
-        lhs = block(wg, bg)
-        rhs = apply_symmetry(*block(w, b), perms, gp_scales)
+        lhs = _qe_block(model, wg, bg)
+        rhs = apply_symmetry(*_qe_block(model, w, b), perms, gp_scales)
+        strict = apply_symmetry(*_qe_block(model, w, b), perms, scales)
     for x, r in zip(lhs[0] + lhs[1], rhs[0] + rhs[1], strict=True):
         torch.testing.assert_close(x, r, rtol=1e-10, atol=1e-10)
+    assert max(float((x - r).abs().max()) for x, r in zip(lhs[0], strict[0], strict=True)) > 1e-3
 
 
-def test_qe_alpha_cancels_before_the_invariant_head():
-    """Under the module's reading α ∈ G is removed by the invariant pooling: QE(θ) equals
-    the backbone with α = identity (ReLU commutes with positive scalings)."""
-    torch.manual_seed(0)
-    model = QuasiEquivariantNFN(WIDTHS, channels=(4, 4), head_hidden=16, eps=0.9)
+def test_qe_neuron_descriptors_are_invariant_and_permute_with_the_neurons():
+    """κ reads u(β(θ)); u(g·x) = P u(x) for weight-space features x, so κ commutes with g."""
+    w, b = _random_nets(WIDTHS, 2, 12)
+    wc = [torch.stack([x, x.abs() + 0.1, -x], 1) for x in w]
+    bc = [torch.stack([x, x ** 2, 1 - x], 1) for x in b]
+    g = torch.Generator().manual_seed(6)
+    perms, scales = random_symmetry(WIDTHS, 2, "scale", g, (1e-3, 1e3))
+    u, ug = neuron_descriptors(wc, bc), neuron_descriptors(*apply_symmetry(wc, bc, perms, scales))
+    assert [x.shape for x in u] == [(2, WIDTHS[1], 9), (2, WIDTHS[2], 9)]
+    for x, xg, p in zip(u, ug, perms, strict=True):
+        torch.testing.assert_close(xg, torch.take_along_dim(x, p[:, :, None], 1), rtol=1e-9,
+                                   atol=1e-12)
+    # the paper's statistics s(θ) are not invariant: a alone is not conjugation-equivariant
+    assert float((weight_statistics(w, b) - weight_statistics(
+        *apply_symmetry(w, b, perms, scales))).abs().max()) > 1e-2
+
+
+def test_qe_differs_from_its_backbone_and_the_literal_reading_does_not():
+    """QE(θ) ≠ the same weights without α (the issue-23 no-op is gone), while the literal
+    reading (one a(θ) ∈ G on every channel) is removed by the invariant pooling: QE ≡ backbone
+    for any a, as the module docstring proves."""
     w, b = _random_nets(WIDTHS, 5, 10)
-    with torch.no_grad():
-        torch.testing.assert_close(model(w, b), MonomialNFN.forward(model, w, b),
-                                   rtol=1e-10, atol=1e-10)
+    out = {}
+    for scaling in (True, False):
+        torch.manual_seed(0)
+        model = QuasiEquivariantNFN(WIDTHS, channels=(4, 4), head_hidden=16, eps=0.9,
+                                    channel_scaling=scaling).eval()
+        with torch.no_grad():
+            out[scaling] = (model(w, b), MonomialNFN.forward(model, w, b))
+    qe, plain = out[True]
+    assert float((qe - plain).abs().max()) > 1e-3 * float(plain.abs().max())
+    torch.testing.assert_close(*out[False], rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(out[False][1], plain, rtol=0, atol=0)  # same backbone init
 
 
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="eps"):
         QuasiEquivariantNFN(WIDTHS, eps=1.0)
+    with pytest.raises(ValueError, match="scale_hidden"):
+        QuasiEquivariantNFN(WIDTHS, scale_hidden=0)
+    with pytest.raises(ValueError, match="n_in"):
+        MonomialLinear(3, 2, 2, 0, 10)
     with pytest.raises(ValueError, match="group"):
         MonomialNFN(WIDTHS, group="rotation")
     with pytest.raises(ValueError, match="kind"):
@@ -306,6 +381,17 @@ def test_siren_zoo_fits_images(tmp_path):
     assert math.isclose(mse, float(np.mean(z.meta["mse"])), rel_tol=1e-3)
 
 
+def test_siren_zoo_shared_init_is_its_own_cache_entry(tmp_path):
+    shared = siren_zoo(10, seed=0, steps=2, cache_root=tmp_path)
+    indep = siren_zoo(10, seed=0, steps=2, shared_init=False, cache_root=tmp_path)
+    assert len(list(tmp_path.glob("siren-digits-*.npz"))) == 2
+    assert shared.meta["shared_init"] and not indep.meta["shared_init"]
+    # after 2 small Adam steps the shared-init INRs are still close to each other; the others
+    # are as far apart as two independent draws
+    spread = [float(np.std(z.weights[1], axis=0).mean()) for z in (shared, indep)]
+    assert spread[0] < 0.2 * spread[1]
+
+
 def test_split_is_by_network_and_disjoint():
     tr, va, te = split_indices(50, seed=1)
     assert (len(tr), len(va), len(te)) == (35, 5, 10)
@@ -347,9 +433,12 @@ def _gen_results(per_method: dict[str, dict[str, list[float]]]):
     return out
 
 
-def _gen(tau, tau4, inv=(0.0, 0.0, 0.0)):
-    return {"tau": list(tau), "tau_scaled1e4": list(tau4), "inv_err_scaled1e4": list(inv),
-            "fn_err_scaled1e4": [1e-15] * len(tau)}
+def _gen(tau, tau4, inv=(0.0, 0.0, 0.0), alpha_effect=None):
+    out = {"tau": list(tau), "tau_scaled1e4": list(tau4), "inv_err_scaled1e4": list(inv),
+           "fn_err_scaled1e4": [1e-15] * len(tau)}
+    if alpha_effect is not None:
+        out["alpha_effect"] = [alpha_effect] * len(tau)
+    return out
 
 
 def test_metanet_claims_need_a_declared_effect():
@@ -358,14 +447,26 @@ def test_metanet_claims_need_a_declared_effect():
     cfg = PRESETS["quick"]
     base = {"flat_mlp": _gen((0.5, 0.52, 0.54), (0.2, 0.25, 0.22), (0.3, 0.2, 0.4)),
             "np_nfn": _gen((0.6, 0.62, 0.61), (0.3, 0.35, 0.32), (0.1, 0.2, 0.1))}
-    # QE identical to its backbone (a no-op α): (1) inconclusive, never held
+    # QE identical to its backbone (a no-op α): (1) inconclusive, never held, even with a gain
     same = _gen((0.7, 0.71, 0.72), (0.7, 0.71, 0.72))
-    rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": same})
+    gain = _gen((0.75, 0.77, 0.76), (0.75, 0.77, 0.76), alpha_effect=0.0)
+    rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": gain})
     c = _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)
     assert c[0].status == "inconclusive" and "does not act" in c[0].verdict.reason
     assert c[1].status == "held" and c[2].status == "held"
+    # the same gain with α acting is held ...
+    gain = _gen((0.75, 0.77, 0.76), (0.75, 0.77, 0.76), alpha_effect=1e-2)
+    rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": gain})
+    assert _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)[0].status \
+        == "held"
+    # ... but not over a backbone that does not learn the zoo (τ near 0)
+    weak = _gen((0.05, 0.1, 0.0), (0.05, 0.1, 0.0))
+    gain = _gen((0.1, 0.16, 0.04), (0.1, 0.16, 0.04), alpha_effect=1e-2)
+    rs = _gen_results({**base, "monomial_nfn": weak, "qe_nfn": gain})
+    c1 = _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)[0]
+    assert c1.status == "inconclusive" and "does not learn" in c1.verdict.reason
     # a consistent gain of 1e-4 τ (old rule: CI above 0 -> held) is no gain that counts
-    qe = _gen((0.7001, 0.7101, 0.7201), (0.7001, 0.7101, 0.7201))
+    qe = _gen((0.7001, 0.7101, 0.7201), (0.7001, 0.7101, 0.7201), alpha_effect=1e-2)
     rs = _gen_results({**base, "monomial_nfn": same, "qe_nfn": qe})
     assert _gen_claims(rs, ["flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn"], cfg)[0].status \
         == "not held"
@@ -385,11 +486,11 @@ def test_inr_claim_needs_a_classifier_above_chance():
     from optzoo.experiment import Trial
     from optzoo.metanet.reproduce.quasi_equivariant_metanetworks import PRESETS, _inr_claims
 
-    def results(flat_acc, flat_flip):
+    def results(flat_acc, flat_flip, mono=0.6):
         out = []
         for s in range(3):
             out.append(Result(Trial("monomial_nfn", "inr", s, {}),
-                              {"acc": 0.6 + 0.01 * s, "acc_signflip": 0.6 + 0.01 * s}))
+                              {"acc": mono + 0.01 * s, "acc_signflip": mono + 0.01 * s}))
             out.append(Result(Trial("flat_mlp", "inr", s, {}),
                               {"acc": flat_acc[s], "acc_signflip": flat_flip[s]}))
         return out
@@ -402,3 +503,7 @@ def test_inr_claim_needs_a_classifier_above_chance():
     (c,) = _inr_claims(results((0.11, 0.1, 0.12), (0.02, 0.0, 0.01)), ["flat_mlp",
                                                                       "monomial_nfn"], cfg)
     assert c.status == "inconclusive" and "chance" in c.verdict.reason
+    # a backbone at chance keeps its accuracy under sign flips trivially: undecidable
+    (c,) = _inr_claims(results((0.5, 0.52, 0.51), (0.2, 0.21, 0.22), mono=0.1),
+                       ["flat_mlp", "monomial_nfn"], cfg)
+    assert c.status == "inconclusive" and "does not learn" in c.verdict.reason

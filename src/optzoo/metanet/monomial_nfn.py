@@ -9,22 +9,29 @@ b_l → D_l P_l b_l, D positive (``group="scale"``, ReLU zoos) or ±1 (``group="
 Features: W_l ``B x C x n_l x n_{l-1}``, b_l ``B x C x n_l``; the group acts identically on
 every channel.
 
-Equivariant layer (:class:`MonomialLinear`, our re-derivation of the HNPS layer): an entry may
-only be mixed with terms that carry the same scaling, which leaves
-* every W_l, b_l: channel mixing ``A W_l`` (entry-wise, the sparsity the QE paper criticises);
-* first layer (columns = fixed input neurons, rows scale with D_1): + b_1 1ᵀ and the row mean
-  of W_1 broadcast over columns; b_1 also gets the row mean of W_1;
-* last layer (rows = fixed output neurons, columns scale with D_{L-1}^{-1}): + the column mean
-  of W_L broadcast over rows; b_L (invariant) gets a constant bias.
+Equivariant layer (:class:`MonomialLinear`, the HNPS layer of the Monomial-NFN code,
+``nfn/layers/layers.py``, re-derived here): an entry may only be mixed with terms that carry the
+same scaling, which leaves
+* hidden W_l, b_l (1 < l < L): channel mixing ``A W_l``, ``A' b_l`` only (entry-wise, the
+  sparsity the QE paper criticises);
+* first layer (columns = the fixed input neurons, rows scale with D_1): every entry (j, k) mixes
+  the whole row j of W_1 over the input neurons with its own weights, W'_1[j, k] =
+  Σ_{c, q} A[k, q] W_1[j, q] + Σ_c B[k] b_1[j]; b'_1[j] = Σ_{c, q} C[q] W_1[j, q] + D b_1[j];
+* last layer (rows = the fixed output neurons, columns scale with D_{L-1}^{-1}): every entry
+  (j, k) mixes the whole column k of W_L over the output neurons, W'_L[j, k] =
+  Σ_{c, p} A[j, p] W_L[p, k]; b_L (invariant) gets b'_L[j] = Σ_{c, p} C[j, p] b_L[p] + τ[j],
+  a constant per output neuron.
+(Every coefficient is also a c_out x c_in channel matrix.)  No constant term anywhere else: a
+constant added to a hidden-neuron entry would not scale with it.
 Between layers a nonlinearity that commutes with the group: ReLU for positive scalings
 (positive homogeneity), tanh for sign flips (oddness).
 
 Invariant layer (:func:`monomial_pool`, as ``HNPSPool`` in the Monomial-NFN code): for
-``scale``, every entry's channel vector is L2-normalised (x / max(‖x‖, 1e-300): a positive
-per-entry factor common to all channels cancels) and passed through a per-channel affine map;
-for ``sign``, the absolute value.  Then HNP pooling (means over hidden indices; the output bias
-kept as is) and an MLP head.  Without normalisation of the input zoo (it would break
-scale-equivariance).
+``scale``, every entry's channel vector is L2-normalised (x / sqrt(max(‖x‖², 1e-300)): a
+positive per-entry factor common to all channels cancels) and passed through a per-channel
+affine map; for ``sign``, the absolute value.  Then HNP pooling (means over hidden indices; the
+output bias kept as is), a batch norm of the pooled features and an MLP head.  Without
+normalisation of the input zoo (it would break scale-equivariance).
 """
 
 from __future__ import annotations
@@ -38,11 +45,15 @@ GROUPS = ("scale", "sign")
 # Monomial-NFN's F.normalize clamps norms at 1e-12; trained zoo nets give hidden features with
 # channel norms down to 1e-21, where that clamp breaks scale invariance (measured error 3e-2
 # at scales 1e4), so only exact zeros are kept from division here.
-NORM_EPS = 1e-300
+NORM_EPS = 1e-300  # clamp of the squared norm: channel norms down to 1e-150 stay exact
 
 
 def _mix(c_in: int, c_out: int) -> nn.Parameter:
     return nn.Parameter(torch.randn(c_out, c_in, dtype=torch.float64) / c_in ** 0.5)
+
+
+def _param(*shape: int, fan_in: int) -> nn.Parameter:
+    return nn.Parameter(torch.randn(*shape, dtype=torch.float64) / fan_in ** 0.5)
 
 
 def _apply(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -50,36 +61,52 @@ def _apply(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 
 class MonomialLinear(nn.Module):
-    """One monomial-equivariant linear layer (module docstring), ``c_in`` → ``c_out``."""
+    """One monomial-equivariant linear layer (module docstring), ``c_in`` → ``c_out``.
 
-    def __init__(self, n_layers: int, c_in: int, c_out: int) -> None:
+    Args:
+        n_layers: L, the number of weight matrices of the networks read (>= 2).
+        c_in, c_out: channels.
+        n_in, n_out: input and output widths n_0, n_L of the networks read (the first and
+            last layers mix fully over these fixed neurons).
+    """
+
+    def __init__(self, n_layers: int, c_in: int, c_out: int, n_in: int, n_out: int) -> None:
         super().__init__()
         if n_layers < 2:
             raise ValueError(f"n_layers: expected >= 2 (at least one hidden layer), got "
                              f"{n_layers}")
+        if min(c_in, c_out, n_in, n_out) < 1:
+            raise ValueError(f"c_in, c_out, n_in, n_out: expected >= 1, got {c_in}, {c_out}, "
+                             f"{n_in}, {n_out}")
         self.n_layers = n_layers
-        self.w_mix = nn.ParameterList()
-        self.b_mix = nn.ParameterList()
-        for i in range(n_layers):
-            self.w_mix.append(_mix(c_in * (3 if i == 0 else 2 if i == n_layers - 1 else 1),
-                                   c_out))
-            self.b_mix.append(_mix(c_in * (2 if i == 0 else 1), c_out))
-        self.out_bias = nn.Parameter(torch.zeros(c_out, dtype=torch.float64))
+        fan0 = c_in * (n_in + 1)
+        # first layer: out[m, j, k] = Σ_{n,q} w0[m, n, q, k] W[n, j, q] + Σ_n b0[m, n, k] b[n, j]
+        self.w0_w = _param(c_out, c_in, n_in, n_in, fan_in=fan0)
+        self.w0_b = _param(c_out, c_in, n_in, fan_in=fan0)
+        self.b0_w = _param(c_out, c_in, n_in, fan_in=fan0)
+        self.b0_b = _param(c_out, c_in, fan_in=fan0)
+        # last layer: out[m, j, k] = Σ_{n,p} wl[m, n, p, j] W[n, p, k]; likewise for b_L
+        self.wl_w = _param(c_out, c_in, n_out, n_out, fan_in=c_in * n_out)
+        self.bl_b = _param(c_out, c_in, n_out, n_out, fan_in=c_in * n_out)
+        self.out_bias = nn.Parameter(torch.zeros(c_out, n_out, dtype=torch.float64))
+        # hidden layers: channel mixing only
+        self.w_mix = nn.ParameterList(_mix(c_in, c_out) for _ in range(n_layers - 2))
+        self.b_mix = nn.ParameterList(_mix(c_in, c_out) for _ in range(n_layers - 2))
 
     def forward(self, weights, biases):
-        out_w, out_b = [], []
         last = self.n_layers - 1
+        out_w, out_b = [], []
         for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
-            tw, tb = [w], [b]
             if i == 0:
-                tw += [b.unsqueeze(-1).expand_as(w), w.mean(-1, keepdim=True).expand_as(w)]
-                tb.append(w.mean(-1))
-            if i == last:
-                tw.append(w.mean(-2, keepdim=True).expand_as(w))
-            ow = _apply(self.w_mix[i], torch.cat(tw, 1))
-            ob = _apply(self.b_mix[i], torch.cat(tb, 1))
-            if i == last:
-                ob = ob + self.out_bias[None, :, None]
+                ow = (torch.einsum("mnqk,bnjq->bmjk", self.w0_w, w)
+                      + torch.einsum("mnk,bnj->bmjk", self.w0_b, b))
+                ob = (torch.einsum("mnq,bnjq->bmj", self.b0_w, w)
+                      + torch.einsum("mn,bnj->bmj", self.b0_b, b))
+            elif i == last:
+                ow = torch.einsum("mnpj,bnpk->bmjk", self.wl_w, w)
+                ob = torch.einsum("mnpj,bnp->bmj", self.bl_b, b) + self.out_bias
+            else:
+                ow, ob = _apply(self.w_mix[i - 1], w), _apply(self.b_mix[i - 1], b)
             out_w.append(ow)
             out_b.append(ob)
         return out_w, out_b
@@ -92,8 +119,16 @@ def activation(group: str):
     return torch.relu if group == "scale" else torch.tanh
 
 
+def unit_channels(x: torch.Tensor) -> torch.Tensor:
+    """x / ‖x‖ over the channel dim (dim 1) per entry; a squared norm below
+    :data:`NORM_EPS` (only exact zeros in practice) is clamped.  The rsqrt of a sum of squares
+    is three times faster on the CPU than ``x.norm(dim=1)`` (a strided reduction)."""
+    return x * (x * x).sum(1, keepdim=True).clamp_min(NORM_EPS).rsqrt()
+
+
 class ChannelNormalize(nn.Module):
-    """x / max(‖x‖_channels, eps) per entry, then a per-channel affine map (HNPS pooling)."""
+    """x / ‖x‖_channels per entry (:func:`unit_channels`), then a per-channel affine map
+    (HNPS pooling)."""
 
     def __init__(self, channels: int) -> None:
         super().__init__()
@@ -101,7 +136,7 @@ class ChannelNormalize(nn.Module):
         self.bias = nn.Parameter(torch.randn(channels, dtype=torch.float64))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x / x.norm(dim=1, keepdim=True).clamp_min(NORM_EPS)
+        x = unit_channels(x)
         shape = (1, -1) + (1,) * (x.dim() - 2)
         return x * self.weight.view(shape) + self.bias.view(shape)
 
@@ -143,7 +178,7 @@ class MonomialNFN(nn.Module):
         L = len(widths) - 1
         self.group = group
         dims = (1, *channels)
-        self.layers = nn.ModuleList(MonomialLinear(L, a, b)
+        self.layers = nn.ModuleList(MonomialLinear(L, a, b, widths[0], widths[-1])
                                     for a, b in zip(dims[:-1], dims[1:], strict=True))
         self.norms_w = nn.ModuleList(ChannelNormalize(channels[-1]) for _ in range(L))
         self.norms_b = nn.ModuleList(ChannelNormalize(channels[-1]) for _ in range(L))

@@ -10,7 +10,10 @@ the paper's brief):
   target is the test accuracy on the 397 held-out images (generalisation prediction).
 * :func:`siren_zoo` -- SIREN INRs 2-h-h-1 (``sin`` hidden activations, first-layer frequency
   ω0 folded into the stored weights) fitted to 8 × 8 ``digits`` images with Adam, all INRs of
-  a zoo fitted together with batched matmuls; the target is the digit (INR classification).
+  a zoo fitted together with batched matmuls, by default from one shared initialisation (with
+  an independent init per INR the weights of 600 INRs carry too little of the image for any
+  metanetwork to classify them: every method sat at chance); the target is the digit (INR
+  classification).
 
 A zoo is cached as ``.npz`` under :func:`cache_dir` (``$OPTZOO_CACHE``, else
 ``$XDG_CACHE_HOME/optzoo``, else ``~/.cache/optzoo``), never inside the repository; the file
@@ -384,12 +387,14 @@ def digit_grid() -> torch.Tensor:
 
 
 def siren_zoo(n_images: int = 1797, seed: int = 0, hidden: int = 16, steps: int = 200,
-              lr: float = 1e-2, cache: bool = True, cache_root: Path | None = None) -> Zoo:
+              lr: float = 1e-2, shared_init: bool = True, cache: bool = True,
+              cache_root: Path | None = None) -> Zoo:
     """Zoo 2 of the brief: SIREN INRs 2-h-h-1 of the first ``n_images`` digits images.
 
-    Every INR has its own random init (SIREN's uniform init, ω0 = :data:`SIREN_W0` folded
-    into W_1) and is fitted by ``steps`` full-batch Adam steps on the 64 pixel intensities;
-    all INRs are fitted together (batched matmuls).  ``meta["mse"]`` holds the final fits.
+    The INRs start from one random init drawn from ``seed`` (``shared_init``; else each INR
+    draws its own; SIREN's uniform init, ω0 = :data:`SIREN_W0` folded into W_1) and are
+    fitted by ``steps`` full-batch Adam steps on the 64 pixel intensities; all INRs are fitted
+    together (batched matmuls).  ``meta["mse"]`` holds the final fits.
     """
     if not 10 <= n_images <= 1797:
         raise ValueError(f"n_images: expected 10..1797, got {n_images}")
@@ -406,6 +411,9 @@ def siren_zoo(n_images: int = 1797, seed: int = 0, hidden: int = 16, steps: int 
         sizes = (2, hidden, hidden, 1)
 
         def uni(shape, bound):
+            if shared_init:  # one draw, repeated for every INR
+                return ((torch.rand(*shape[1:], generator=g) * 2 - 1) * bound).expand(
+                    shape).clone()
             return (torch.rand(*shape, generator=g) * 2 - 1) * bound
 
         params = []
@@ -432,9 +440,10 @@ def siren_zoo(n_images: int = 1797, seed: int = 0, hidden: int = 16, steps: int 
                    biases=tuple(p.detach().double().numpy() for p in params[1::2]),
                    targets=y[:n].copy(), activation="sin",
                    meta={"mse": loss.detach().double().tolist(), "hidden": hidden,
-                         "seed": seed, "w0": SIREN_W0})
+                         "seed": seed, "w0": SIREN_W0, "shared_init": bool(shared_init)})
 
-    args = {"n_images": n_images, "seed": seed, "hidden": hidden, "steps": steps, "lr": lr}
+    args = {"n_images": n_images, "seed": seed, "hidden": hidden, "steps": steps, "lr": lr,
+            "shared_init": bool(shared_init)}
     return _cached("siren-digits", args, build, cache, cache_root)
 
 
