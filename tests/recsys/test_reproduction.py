@@ -52,6 +52,8 @@ def test_bad_config_is_named():
         DiversityTopkConfig(backbones=("gru",))
     with pytest.raises(ConfigError, match="tau"):
         DiversityTopkConfig(tau=0.0)
+    with pytest.raises(ConfigError, match="normalize"):
+        DiversityTopkConfig(normalize="max")
 
 
 # -- verdicts on synthetic per-seed metrics ----------------------------------------------------
@@ -68,8 +70,8 @@ def _seeds(ild_gain, ndcg_gain=(0.0, 0.0, 0.0), *, base_ild=0.5, base_ndcg=0.2,
     out = {}
     for s, (gi, gn) in enumerate(zip(ild_gain, ndcg_gain, strict=True)):
         m = {"steps_scratch": scratch_steps, "base__ild": base_ild, "base__ndcg": base_ndcg,
-             "base__ild_next": base_ild}
-        for key in ["ddt_scratch", "mdr", *(f"ddt_ft{t}" for t in CFG.ft_steps)]:
+             "base__ild_next": base_ild, "reach_steps": max(1, int(0.05 * scratch_steps))}
+        for key in ["ddt_scratch", "mdr", "ddt_ft_reach", *(f"ddt_ft{t}" for t in CFG.ft_steps)]:
             m[f"{key}__ild"] = base_ild * (1 + gi)
             m[f"{key}__ndcg"] = base_ndcg * (1 + gn)
             m[f"{key}__ild_next"] = base_ild * (1 + gi)
@@ -113,23 +115,55 @@ def test_matched_ild_comparison_needs_an_advantage_and_a_matched_point():
     assert _claims(seeds, CFG)[3].status == "not held"
     seeds = _seeds((0.20, 0.21, 0.22), (0.10, 0.11, 0.12))
     assert _claims(seeds, CFG)[3].status == "held"
-    for m in seeds.values():  # DDT's ILD below every MMR point: no matched-ILD reading
+    for m in seeds.values():  # DDT's ILD above every MMR point: no matched-ILD reading
         for v in CFG.mmr_lambdas:
-            m[f"mmr{v:g}__ild"] += 1.0
+            m[f"mmr{v:g}__ild"] = m["base__ild"] * (1.0 + 0.01 * v)
     claim = _claims(seeds, CFG)[3]
     assert claim.status == "inconclusive"
     assert dict(claim.verdict.cells)["vs MMR"].verdict == "inconclusive"
+    assert dict(claim.verdict.cells)["vs DPP"].verdict == "held"
+    assert "outside" in dict(claim.verdict.cells)["vs MMR"].reason
 
 
-def test_reaching_the_scratch_tradeoff_is_tested_within_five_percent():
-    claims = _claims(_seeds((0.20, 0.21, 0.22)), CFG)  # 10 steps <= 5 % of 1000
+def test_the_base_model_is_the_relevance_end_of_each_sweep():
+    # every MMR / DPP point is more diverse than DDT, the base ranking less: DDT's ILD lies
+    # inside the sweep only through the base point (λ = 1), and the baseline's NDCG is read
+    # between the base and the least diverse re-ranked point
+    seeds = _seeds((0.20, 0.21, 0.22), (0.10, 0.11, 0.12))
+    for m in seeds.values():
+        for prefix, values in (("mmr", CFG.mmr_lambdas), ("dpp", CFG.dpp_thetas)):
+            for j, v in enumerate(values):
+                m[f"{prefix}{v:g}__ild"] = m["ddt_ft50__ild"] * (1.05 + 0.05 * j)
+                m[f"{prefix}{v:g}__ndcg"] = m["base__ndcg"] * 0.5
+    claim = _claims(seeds, CFG)[3]
+    assert claim.status == "held"
+    assert "outside the sweep in 0 of 3" in claim.evidence
+    for m in seeds.values():  # DDT less diverse than the base ranking: outside every sweep
+        m["ddt_ft50__ild"] = m["base__ild"] * 0.99
+    claim = _claims(seeds, CFG)[3]
+    assert claim.status == "inconclusive"
+    assert all(c.verdict == "inconclusive" for _, c in claim.verdict.cells)
+
+
+def test_reaching_the_scratch_tradeoff_is_tested_at_the_five_percent_checkpoint():
+    claims = _claims(_seeds((0.20, 0.21, 0.22)), CFG)
     assert claims[4].status == "held"
-    seeds = _seeds((0.20, 0.21, 0.22), scratch_steps=100)  # 5 % = 5: no checkpoint
-    assert _claims(seeds, CFG)[4].status == "inconclusive"
+    assert "the 5 % checkpoint, 50–50 steps" in claims[4].evidence
     seeds = _seeds((0.20, 0.21, 0.22))
-    for m in seeds.values():  # scratch 10 % more diverse than the 10-step fine-tune
+    for m in seeds.values():  # scratch 10 % more diverse than the 5 % checkpoint
         m["ddt_scratch__ild"] *= 1.10
+        for t in CFG.ft_steps:  # ... but not than the other checkpoints: they do not decide
+            m[f"ddt_ft{t}__ild"] = m["ddt_scratch__ild"]
     assert _claims(seeds, CFG)[4].status == "not held"
+    seeds = _seeds((0.20, 0.21, 0.22), scratch_steps=100)  # 5 % = 5 steps, below every ft_step
+    for m in seeds.values():
+        for t in CFG.ft_steps:
+            m[f"ddt_ft{t}__ild"] *= 0.5
+    assert _claims(seeds, CFG)[4].status == "held"
+    for m in seeds.values():  # trials stored without the 5 % checkpoint: no checkpoint <= 5
+        del m["ddt_ft_reach__ild"], m["ddt_ft_reach__ndcg"]
+    claim = _claims(seeds, CFG)[4]
+    assert claim.status == "inconclusive" and claim.verdict.test == "undecided"
 
 
 def test_margins_are_not_trial_parameters():
@@ -155,3 +189,18 @@ def test_claims_on_a_run_whose_diversity_weight_stays_zero_are_inconclusive():
         m["ddt_ft__beta"] = m["mdr__beta"] = 0.9
     assert all(c.status == "held" for c in _claims(seeds, CFG)
                if c.text[:3] in ("(1)", "(3)", "(6)"))
+
+
+def test_the_measured_diversity_share_of_the_step_decides_whether_ddt_acts():
+    seeds = _seeds((0.20, 0.21, 0.22), (0.10, 0.11, 0.12))
+    for m in seeds.values():  # normalised MGDA: β = 1/2, both parts of equal norm
+        m.update({"ddt_ft__beta": 0.5, "ddt_ft__div_share": 1.0, "ddt_scratch__beta": 0.5,
+                  "ddt_scratch__div_share": 1.0, "mdr__beta": 0.5, "mdr__div_share": 0.8,
+                  "ddt_ft__grad_ratio": 230.0})
+    assert all(c.status == "held" for c in _claims(seeds, CFG))
+    for m in seeds.values():  # a measured share of 1 % swamps the diversity part
+        m["ddt_ft__div_share"] = 0.01
+    claims = _claims(seeds, CFG)
+    assert [c.status for c in claims] == ["inconclusive", "held", "held", "inconclusive",
+                                          "inconclusive", "inconclusive"]
+    assert "1 % of the relevance part" in claims[0].verdict.reason

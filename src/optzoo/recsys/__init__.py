@@ -13,10 +13,13 @@ from optzoo.recsys.data import (
     temporal_split,
 )
 from optzoo.recsys.diversity_topk import (
+    Balance,
     DiversitySettings,
     TrainSet,
+    balance,
     ddro,
     hard_topk_diversity,
+    mdr_meta_gradient,
     mgda_beta,
     pairwise_diversity,
     relevance_loss,
@@ -48,12 +51,12 @@ from optzoo.recsys.soft_rank import (
 )
 
 __all__ = [
-    "DiversitySettings", "MatrixFactorization", "NeuMF", "RatingsData", "TrainSet",
-    "catalogue_coverage", "ddro", "dpp_rerank", "epsilon_mix", "evaluate", "exposure_gini",
-    "fixed_beta_train", "genre_coverage", "genre_jaccard", "gini", "greedy_map", "hard_rank",
-    "hard_topk_diversity", "ild", "load_movielens_100k", "load_ratings", "make_backbone",
-    "mgda_beta", "mmr_rerank", "movielens_100k_dir", "ndcg_at_k", "pairwise_diversity",
-    "permutahedron_projection", "recall_at_k", "relevance_loss", "relevance_share",
-    "score_all", "soft_rank", "soft_topk_indicator", "synthetic_ratings", "temporal_split",
-    "topk_lists", "train",
+    "Balance", "DiversitySettings", "MatrixFactorization", "NeuMF", "RatingsData", "TrainSet",
+    "balance", "catalogue_coverage", "ddro", "dpp_rerank", "epsilon_mix", "evaluate",
+    "exposure_gini", "fixed_beta_train", "genre_coverage", "genre_jaccard", "gini", "greedy_map",
+    "hard_rank", "hard_topk_diversity", "ild", "load_movielens_100k", "load_ratings",
+    "make_backbone", "mdr_meta_gradient", "mgda_beta", "mmr_rerank", "movielens_100k_dir",
+    "ndcg_at_k", "pairwise_diversity", "permutahedron_projection", "recall_at_k", "relevance_loss",
+    "relevance_share", "score_all", "soft_rank", "soft_topk_indicator", "synthetic_ratings",
+    "temporal_split", "topk_lists", "train",
 ]

@@ -35,6 +35,22 @@ abstract/TL;DR, the OpenReview page and the same section note, nothing more spec
   the whole catalogue (slower: PAV runs in Python).
 * β* is clipped to [0, 1] and computed on the full flattened gradient of all parameters
   (embedding tables included); equal gradients give β* = 1/2.
+* Gradient scale (``normalize``).  The soft indicator's gradient is of order 1/(ε τ) on the
+  items whose scores lie within ~ε of each other near rank k, so with ε = 1/n_items and
+  τ = 0.5 ‖g_div‖ is ~200× ‖g_rel‖ on MovieLens-100K (issue 23).  MGDA on the raw gradients
+  then picks the min-norm point next to the short vector: β* = 1 − O((a/b)²) ≈ 0.99998 and the
+  diversity part of the step is ≈ 0.5 % of the relevance part — DDT is relevance-only
+  fine-tuning.  The material read does not say how the paper balances the two scales (a
+  search of the stored public pages found the abstract, the OpenReview page and the section
+  note only); we take the standard remedy of MGDA for losses on different scales, unit-
+  normalised gradients (Sener & Koltun, NeurIPS 2018, §3.2 and their ``l2`` normalisation):
+  ``normalize="l2"`` (default) runs MGDA and the step on ĝ_rel = g_rel/‖g_rel‖ and
+  ĝ_div = g_div/‖g_div‖, which is MGDA on the losses L_rel/‖g_rel‖ and L_div/‖g_div‖ (norms
+  held constant).  For two objectives of equal norm the min-norm point is the bisector:
+  β* = 1/2 exactly unless ρ = 1, so the adaptive β* of the paper's Lemma 3 is 1/2 at every
+  step; the step β ĝ_rel + (1 − β) ĝ_div is a descent direction for both losses whenever
+  ρ > −1 (Lemma 3's feasible interval contains 1/2 then).  ``normalize="none"`` is the literal
+  formula on the raw gradients.  :func:`train` records both β* (applied and raw) per step.
 * L_rel: MSE on ratings / 5 plus ``negatives`` sampled unobserved (user, item) pairs per rating
   with target 0.  DEVIATION: the paper uses MSE on observed ratings only; on the full catalogue
   that makes MF a rating predictor that ranks rarely-rated items first, so top-10 accuracy is
@@ -49,6 +65,7 @@ abstract/TL;DR, the OpenReview page and the same section note, nothing more spec
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +80,8 @@ from optzoo.recsys.data import RatingsData
 from optzoo.recsys.soft_rank import REGULARIZATIONS, hard_rank, soft_rank, soft_topk_indicator
 
 METHODS = ("relevance", "ddt", "mdr")
+NORMALIZATIONS = ("l2", "none")
+ZERO_GRAD = 1e-8  # relative norm below which a gradient counts as zero in normalised MGDA
 
 
 @dataclass(frozen=True)
@@ -116,6 +135,8 @@ class DiversitySettings:
         batch_size: observed ratings per step in the relevance term.
         negatives: sampled unobserved pairs (target 0) per rating.
         mdr_eta: MDR's virtual step size η.
+        normalize: ``"l2"`` (MGDA and the step on unit-normalised gradients; module
+            docstring, "Gradient scale") or ``"none"`` (raw gradients).
     """
 
     k: int = 10
@@ -128,6 +149,7 @@ class DiversitySettings:
     batch_size: int = 1024
     negatives: int = 1
     mdr_eta: float = 0.1
+    normalize: str = "l2"
 
     def __post_init__(self) -> None:
         for name in ("k", "pool", "div_users", "batch_size", "negatives"):
@@ -149,6 +171,9 @@ class DiversitySettings:
         if self.regularization not in REGULARIZATIONS:
             raise ValueError(f"regularization: expected one of {REGULARIZATIONS}, "
                              f"got {self.regularization!r}")
+        if self.normalize not in NORMALIZATIONS:
+            raise ValueError(f"normalize: expected one of {NORMALIZATIONS}, "
+                             f"got {self.normalize!r}")
 
 
 # -- the objective -----------------------------------------------------------------------------
@@ -217,6 +242,65 @@ def mgda_beta(g_rel: torch.Tensor, g_div: torch.Tensor) -> float:
     return float(min(1.0, max(0.0, float((g2 - g1) @ g2) / den)))
 
 
+@dataclass(frozen=True)
+class Balance:
+    """How one DDT / MDR step combines the two gradients: the step is
+    ``w_rel · g_rel + w_div · g_div`` (raw gradients).
+
+    Args:
+        beta: the applied β (MGDA's β* on the normalised gradients, or the fixed β).
+        beta_raw: MGDA's β* on the raw gradients (the literal formula; recorded only).
+        w_rel, w_div: the weights of the raw gradients, β·c_rel and (1 − β)·c_div.
+        ratio: ‖g_div‖ / ‖g_rel‖ (with ``"l2"``, a round-off gradient counted as zero).
+        cos: cos(g_rel, g_div) (ρ of Lemma 3; NaN when a gradient is zero).
+        div_share: ‖w_div g_div‖ / ‖w_rel g_rel‖, the diversity part of the step relative to
+            the relevance part (inf when the relevance part is zero).
+    """
+
+    beta: float
+    beta_raw: float
+    w_rel: float
+    w_div: float
+    ratio: float
+    cos: float
+    div_share: float
+
+
+def balance(g_rel: torch.Tensor, g_div: torch.Tensor, normalize: str = "l2",
+            beta: float | None = None) -> Balance:
+    """MGDA's β* (paper Lemma 3 / Corollary 4) on the raw (``"none"``) or unit-normalised
+    (``"l2"``, Sener & Koltun 2018) flattened gradients, or a fixed ``beta``, and the weights
+    of the raw gradients in the step (module docstring, "Gradient scale").  With ``"l2"`` a
+    zero gradient (no soft-rank tie on the batch) is left at zero and the step follows the
+    other objective alone (β = 1 or 0); so is one below ``ZERO_GRAD`` (1e-8) of the other's
+    norm."""
+    if normalize not in NORMALIZATIONS:
+        raise ValueError(f"normalize: expected one of {NORMALIZATIONS}, got {normalize!r}")
+    g1, g2 = g_rel.reshape(-1).double(), g_div.reshape(-1).double()
+    beta_raw = mgda_beta(g1, g2)  # checks shapes and finiteness
+    a, b = float(g1.norm()), float(g2.norm())
+    if normalize == "l2":
+        # a gradient below ZERO_GRAD of the other's norm is round-off (a soft indicator
+        # collapsed to ~e^-24, measured): unit-normalising it would step along noise
+        a = 0.0 if a <= ZERO_GRAD * b else a
+        b = 0.0 if b <= ZERO_GRAD * a else b
+    cos = float(g1 @ g2) / (a * b) if a > 0 and b > 0 else math.nan
+    c1, c2 = (1.0 / a if a > 0 else 1.0, 1.0 / b if b > 0 else 1.0) if normalize == "l2" \
+        else (1.0, 1.0)
+    if beta is not None:
+        bt = float(beta)
+    elif normalize == "l2" and (a == 0.0) != (b == 0.0):
+        bt = 1.0 if b == 0.0 else 0.0
+    else:
+        bt = mgda_beta(c1 * g1, c2 * g2)
+    w1, w2 = bt * c1, (1.0 - bt) * c2
+    if normalize == "l2":  # a zeroed gradient takes no part in the step
+        w1, w2 = (w1 if a > 0 else 0.0), (w2 if b > 0 else 0.0)
+    part1, part2 = w1 * a, w2 * b
+    share = part2 / part1 if part1 > 0 else (math.inf if part2 > 0 else 0.0)
+    return Balance(bt, beta_raw, w1, w2, b / a if a > 0 else math.inf, cos, share)
+
+
 def relevance_loss(pred: torch.Tensor, targets: torch.Tensor,
                    weights: torch.Tensor | None = None) -> torch.Tensor:
     """Mean (weighted) squared error."""
@@ -272,9 +356,11 @@ def train(model: nn.Module, data: TrainSet, similarity: torch.Tensor, steps: int
         callback: called as ``callback(step, model)`` after every step (1-based).
 
     Returns:
-        ``{"beta": [...], "rel": [...], "div": [...], "grad_ratio": [...]}`` per step: β of the
-        step (NaN for relevance-only), the relevance loss, the soft DDRO of the step's users (NaN
-        for relevance-only) and, for DDT, ‖g_div‖ / ‖g_rel‖.
+        Per step (NaN where it does not apply): ``"rel"`` the relevance loss (NaN for MDR),
+        ``"div"`` the soft DDRO of the step's users, and the :class:`Balance` of the step:
+        ``"beta"`` (applied), ``"beta_raw"`` (MGDA on the raw gradients), ``"grad_ratio"``
+        ‖g_div‖ / ‖g_rel‖, ``"cos"`` and ``"div_share"`` (for MDR: of the gradients with
+        respect to the pair weights ε, see :func:`mdr_meta_gradient`).
     """
     if method not in METHODS:
         raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
@@ -287,14 +373,15 @@ def train(model: nn.Module, data: TrainSet, similarity: torch.Tensor, steps: int
     opt = optimizer or torch.optim.Adam(model.parameters(), lr=lr)
     params = [p for p in model.parameters() if p.requires_grad]
     sim = torch.as_tensor(similarity, dtype=torch.float32)
-    hist: dict[str, list[float]] = {"beta": [], "rel": [], "div": [], "grad_ratio": []}
+    hist: dict[str, list[float]] = {key: [] for key in ("rel", "div", *_BALANCE_KEYS)}
     for step in range(1, steps + 1):
         u, i, t = _relevance_batch(data, s, g)
         if method == "relevance":
             opt.zero_grad()
             loss = relevance_loss(model(u, i), t)
             loss.backward()
-            hist["beta"].append(math.nan)
+            for key in _BALANCE_KEYS:
+                hist[key].append(math.nan)
             hist["div"].append(math.nan)
         elif method == "ddt":
             users = _diversity_users(data, s, g)
@@ -302,19 +389,17 @@ def train(model: nn.Module, data: TrainSet, similarity: torch.Tensor, steps: int
             div = ddro(model(users), data.seen[users], sim, s)
             g_rel = torch.autograd.grad(loss, params, allow_unused=True)
             g_div = torch.autograd.grad(-div, params, allow_unused=True)
-            f_rel, f_div = _flat(g_rel, params), _flat(g_div, params)
-            b = mgda_beta(f_rel, f_div) if beta is None else beta
-            hist["grad_ratio"].append(float(f_div.norm() / f_rel.norm().clamp_min(1e-30)))
+            bal = balance(_flat(g_rel, params), _flat(g_div, params), s.normalize, beta)
             for p, a1, a2 in zip(params, g_rel, g_div, strict=True):
                 a1 = torch.zeros_like(p) if a1 is None else a1
                 a2 = torch.zeros_like(p) if a2 is None else a2
-                p.grad = b * a1 + (1.0 - b) * a2
-            hist["beta"].append(b)
+                p.grad = bal.w_rel * a1 + bal.w_div * a2
+            _record(hist, bal)
             hist["div"].append(float(div.detach()))
         else:
-            b, div = _mdr_step(model, data, sim, s, g, u, i, t, opt, beta)
+            bal, div = _mdr_step(model, data, sim, s, g, u, i, t, opt, beta)
             loss = torch.tensor(math.nan)
-            hist["beta"].append(b)
+            _record(hist, bal)
             hist["div"].append(div)
         if method != "mdr":
             for p in params:
@@ -327,28 +412,68 @@ def train(model: nn.Module, data: TrainSet, similarity: torch.Tensor, steps: int
     return hist
 
 
-def _mdr_step(model, data, sim, s, g, u, i, t, opt, beta) -> tuple[float, float]:
-    """One learning-to-reweight step (module docstring); returns (β, DDRO at Θ)."""
+_BALANCE_KEYS = ("beta", "beta_raw", "grad_ratio", "cos", "div_share")
+
+
+def _record(hist: dict[str, list[float]], bal: Balance) -> None:
+    for key in _BALANCE_KEYS:
+        hist[key].append(getattr(bal, key if key != "grad_ratio" else "ratio"))
+
+
+def mdr_meta_gradient(model: nn.Module, batch, meta_batch, users: torch.Tensor,
+                      seen: torch.Tensor, similarity: torch.Tensor, settings: DiversitySettings,
+                      beta: float | None = None) -> tuple[torch.Tensor, Balance, float]:
+    """MDR's meta-gradient (learning to reweight, Ren et al. 2018; paper §4.2): with per-pair
+    weights ε (zero) on the relevance batch, Θ'(ε) = Θ − η ∇_Θ Σ_j ε_j ℓ_j(Θ) and
+
+        ∂/∂ε [ w_rel · L_rel(Θ'; meta batch) + w_div · (−DDRO(Θ'; users)) ]  at ε = 0,
+
+    the weights w of :func:`balance` (MGDA's β*, on normalised gradients by default) from the
+    gradients with respect to Θ at ε = 0 (where Θ' = Θ, so they are ∇L(Θ)).
+
+    Args:
+        model: the backbone.
+        batch: ``(users, items, targets)`` of the relevance batch (the pairs to weight).
+        meta_batch: ``(users, items, targets)`` of the meta objective's relevance term.
+        users: the meta objective's diversity users; seen: ``n_users x n_items`` mask.
+        similarity: item affinity S; settings: ``mdr_eta`` (η), ``normalize`` and the DDRO
+            settings.
+        beta: a fixed β instead of MGDA's β*.
+
+    Returns:
+        ``(∂L_JOINT/∂ε, balance, DDRO at Θ)``; the balance's ``div_share`` is that of the two
+        terms' gradients with respect to ε.
+    """
+    u, i, t = batch
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     params = [p for p in model.parameters() if p.requires_grad]
-    eps = torch.zeros(u.numel(), requires_grad=True)
+    eps = torch.zeros(u.numel(), dtype=params[0].dtype, requires_grad=True)
     per = (model(u, i) - t) ** 2
     grads = torch.autograd.grad((eps * per).sum(), params, create_graph=True, allow_unused=True)
-    virtual = {n: p - s.mdr_eta * (gr if gr is not None else torch.zeros_like(p))
+    virtual = {n: p - settings.mdr_eta * (gr if gr is not None else torch.zeros_like(p))
                for n, p, gr in zip(names, params, grads, strict=True)}
-    u2, i2, t2 = _relevance_batch(data, s, g)
-    users = _diversity_users(data, s, g)
+    u2, i2, t2 = meta_batch
     rel2 = relevance_loss(functional_call(model, virtual, (u2, i2)), t2)
-    div2 = ddro(functional_call(model, virtual, (users,)), data.seen[users], sim, s)
-    # at ε = 0, Θ' = Θ: the gradients w.r.t. Θ through Θ' are ∇L(Θ), so β* comes for free
+    div2 = ddro(functional_call(model, virtual, (users,)), seen[users], similarity, settings)
     d_rel = torch.autograd.grad(rel2, [*params, eps], retain_graph=True, allow_unused=True)
     d_div = torch.autograd.grad(-div2, [*params, eps], allow_unused=True)
-    if beta is None:
-        b = mgda_beta(_flat(d_rel[:-1], params), _flat(d_div[:-1], params))
-    else:
-        b = beta
-    geps = b * d_rel[-1] + (1.0 - b) * d_div[-1]
-    w = torch.clamp(-geps.detach(), min=0.0)
+    bal = balance(_flat(d_rel[:-1], params), _flat(d_div[:-1], params), settings.normalize,
+                  beta)
+    e_rel = d_rel[-1] if d_rel[-1] is not None else torch.zeros_like(eps)
+    e_div = d_div[-1] if d_div[-1] is not None else torch.zeros_like(eps)
+    part1, part2 = float((bal.w_rel * e_rel).norm()), float((bal.w_div * e_div).norm())
+    share = part2 / part1 if part1 > 0 else (math.inf if part2 > 0 else 0.0)
+    geps = (bal.w_rel * e_rel + bal.w_div * e_div).detach()
+    return geps, dataclasses.replace(bal, div_share=share), float(div2.detach())
+
+
+def _mdr_step(model, data, sim, s, g, u, i, t, opt, beta) -> tuple[Balance, float]:
+    """One learning-to-reweight step (module docstring); returns (balance, DDRO at Θ)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    meta = _relevance_batch(data, s, g)
+    users = _diversity_users(data, s, g)
+    geps, bal, div = mdr_meta_gradient(model, (u, i, t), meta, users, data.seen, sim, s, beta)
+    w = torch.clamp(-geps, min=0.0)
     w = w / w.max() if float(w.max()) > 0 else torch.ones_like(w)
     opt.zero_grad()
     relevance_loss(model(u, i), t, w).backward()
@@ -356,7 +481,7 @@ def _mdr_step(model, data, sim, s, g, u, i, t, opt, beta) -> tuple[float, float]
         if p.grad is not None and not torch.isfinite(p.grad).all():
             raise FloatingPointError("MDR step: non-finite gradient")
     opt.step()
-    return b, float(div2.detach())
+    return bal, div
 
 
 @torch.no_grad()

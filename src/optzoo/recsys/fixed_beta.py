@@ -1,6 +1,8 @@
 """Fixed-β scalarisation, the ablation of MGDA's adaptive β* in Zhou et al. (ICLR 2026,
 OpenReview cuzWopwoZG, §4.1): minimise L_JOINT(β) = β L_rel + (1 − β) L_div with β held fixed
-(the paper reports results stable over a wide β range, degrading as β → 0)."""
+(the paper reports results stable over a wide β range, degrading as β → 0).  β weights the
+unit-normalised gradients by default (``DiversitySettings.normalize = "l2"``, as MGDA's β* in
+DDT; ``"none"`` weights the raw ones), so β = 1/2 is the DDT step exactly."""
 
 from __future__ import annotations
 
