@@ -355,7 +355,7 @@ def test_claim_2r_judges_the_renormalising_mask_on_its_own_runs(tmp_path):
     runs are stable, not held when they are less stable than no-mask's; absent runs leave it
     out."""
     base = _results(good=True)
-    stable = [_result("v1-i1-renorm", s, _rising(a)) for s, a in enumerate(ON_END)]
+    stable = [_result("v1-i1-renorm", s, _rising(a + 0.004)) for s, a in enumerate(ON_END)]
     # wider than no-mask's spread and two collapses against its one
     worse = [[0.4, 0.1, 0.3, 0.4, 0.45], [0.4, 0.15, 0.2, 0.3, 0.3]] + [
         _rising(a) for a in (0.90, 0.05, 0.85, 0.10)]
@@ -377,3 +377,15 @@ def test_claim_1s_sequence_level_ratios_are_their_own_claim(tmp_path):
     verdicts = {c.text[:3]: c.status for c in repro.summarize(base + seq, cfg, tmp_path).claims}
     # the sequence-level run learns nothing: its claim fails, the token-level one still holds
     assert verdicts["(1s"] == "not held" and verdicts["(1)"] == "held"
+
+
+def test_claim_2r_is_inconclusive_when_renormalising_changes_nothing(tmp_path):
+    """Renormalising only rescales the gradient; under the grad-norm clip and Adam the runs can
+    equal the paper's mask runs exactly (as in the quick run): then the mask does not act."""
+    base = _results(good=True)
+    same = [_result("v1-i1-renorm", s, _rising(a)) for s, a in enumerate(ON_END)]
+    cfg = dataclasses.replace(PRESETS["quick"], methods=(
+        ON_POLICY, "v1-i1-nomask", "v1-i1-renorm", "v4-i1-mask", "v1-i4-mask"))
+    claims = {c.text[:3]: c for c in repro.summarize(base + same, cfg, tmp_path).claims}
+    assert claims["(2r"].status == "inconclusive"
+    assert "only rescales the gradient" in claims["(2r"].verdict.reason

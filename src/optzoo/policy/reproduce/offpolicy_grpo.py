@@ -704,6 +704,14 @@ def _claim_mask(results, ms, cfg, mode: str = "mask") -> Claim | NotEvaluated:
     if (mode == "mask" and cfg.beta == 0) or (masked and max(masked) == 0.0):
         verdict = not_acting(verdict, "the mask multiplies nothing here (β = 0 or no "
                                       "zero-variance prompt in any mask run)")
+    if mode == "renorm" and _same_curves(results, [(m, m.replace("-renorm", "-mask"))
+                                                   for m, _ in pairs]):
+        # renormalising over the kept prompts multiplies the whole gradient by all / kept; the
+        # global-norm clip and Adam's normalisation remove a common scale, so the runs can
+        # coincide with the paper's mask runs exactly
+        verdict = not_acting(verdict, "every renormalised-mask run has the same held-out curve "
+                                      "as the paper's mask run of its seed: the renormalisation "
+                                      "only rescales the gradient, which clipping and Adam undo")
     configs = ", ".join(f"(v={parse_method(a)[0]}, i={parse_method(a)[1]})" for a, _ in pairs)
     return Claim(
         text=text,
@@ -713,6 +721,21 @@ def _claim_mask(results, ms, cfg, mode: str = "mask") -> Claim | NotEvaluated:
                  f"{collapsed[False]}/{runs[False]}; masked prompt fraction (mask runs) "
                  f"{fmt_values(masked, 2)}",
         verdict=verdict)
+
+
+def _same_curves(results, pairs: list[tuple[str, str]]) -> bool:
+    """Whether, for every (a, b) pair and every seed both ran, the held-out curves coincide."""
+    compared = 0
+    for a, b in pairs:
+        ra = {r.trial.seed: r.metrics for r in results if r.trial.method == a}
+        rb = {r.trial.seed: r.metrics for r in results if r.trial.method == b}
+        for seed in set(ra) & set(rb):
+            keys = [k for k in ra[seed] if k.startswith("test_accuracy@")]
+            if not keys or any(abs(float(ra[seed][k]) - float(rb[seed].get(k, math.nan))) > 1e-12
+                               or k not in rb[seed] for k in keys):
+                return False
+            compared += 1
+    return compared > 0
 
 
 def _claims_reuse(results, ms, cfg) -> list[Claim | NotEvaluated]:
