@@ -307,6 +307,12 @@ def test_terminal_states_before_the_horizon_end_search_and_episodes():
             Counting.calls += 1
             return super().search(state, depth)
 
-    out = play_episode(Counting(env, iterations=30, seed=1), env)
-    assert Counting.calls < env.horizon  # a 4×4 game vs this opponent ends early
-    assert out["return"] >= 0
+    # a 4×4 game vs this opponent often ends early (which games do depends on the search's
+    # seed): an episode never searches past its end, and some of them end before the horizon
+    calls = []
+    for seed in range(3):
+        Counting.calls = 0
+        out = play_episode(Counting(env, iterations=30, seed=seed), env)
+        calls.append(Counting.calls)
+        assert out["return"] >= 0
+    assert max(calls) <= env.horizon and min(calls) < env.horizon

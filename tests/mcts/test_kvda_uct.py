@@ -258,10 +258,14 @@ def _cell_results(cells, eps=()):
     return out
 
 
-def _claims(results):
+def _claims(results, **overrides):
+    """The claims on the quick preset; these synthetic cells have 3 seeds, so the
+    non-inferiority claims are decided on 3 (``ni_min_seeds=3``) unless told otherwise."""
+    import dataclasses
+
     from optzoo.mcts.reproduce import kvda_uct as repro
 
-    cfg = repro.PRESETS["quick"]
+    cfg = dataclasses.replace(repro.PRESETS["quick"], **{"ni_min_seeds": 3, **overrides})
     return repro._claims(repro._cells(results), cfg)
 
 
@@ -313,3 +317,176 @@ def test_tuned_eps_oga_on_a_grid_edge_makes_the_cell_inconclusive():
     cells = {("sailing_wind", c): {"kvda": kv, "oga": oga, "uct": kv, **eps}
              for c in (1.0, 2.0, 4.0)}
     assert _claims(_cell_results(cells))[3].status == "held"
+
+
+# -- the official search loop (issue 22), each rule against a hand trace, and the old rules
+#    (EAGER) kept as options
+
+
+class Fork:
+    """Horizon 1: action 0 gives reward 1, action 1 reward 3 (two terminal successors, hence
+    one abstract successor: KVDA may group the two root Q-nodes with known offset 2)."""
+
+    horizon = 1
+
+    def initial_state(self):
+        return "r"
+
+    def legal_actions(self, state):
+        return (0, 1)
+
+    def step(self, state, action):
+        return ("t0", 1.0) if action == 0 else ("t1", 3.0)
+
+
+class Funnel:
+    """Horizon 3: r -0/+1-> x, r -1/+3-> y, x -+2-> z, y -+7-> z, z -+5-> w (z is reached
+    along two paths: a transposition)."""
+
+    horizon = 3
+
+    def initial_state(self):
+        return "r"
+
+    def legal_actions(self, state):
+        return (0, 1) if state == "r" else (0,)
+
+    def step(self, state, action):
+        table = {("r", 0): ("x", 1.0), ("r", 1): ("y", 3.0), ("x", 0): ("z", 2.0),
+                 ("y", 0): ("z", 7.0), ("z", 0): ("w", 5.0)}
+        return table[(state, action)]
+
+
+def _by_action(tree):
+    return {tree.q_action[q]: q for q in tree.s_children[0]}
+
+
+def test_new_q_nodes_stay_alone_until_their_k_th_visit():
+    # hand trace (K = 3, C = 1): iterations 1-2 expand both actions (one visit each); 3: σ = std
+    # {1, 3} = 1, scores 3 + sqrt(ln 2) > 1 + sqrt(ln 2): action 1; 4: 3 + sqrt(ln 3 / 2) = 3.74
+    # > 1 + sqrt(ln 3) = 2.05: action 1 again, its 3rd visit: it joins the abstract node of
+    # "terminal successor at depth 0", while action 0 (one visit) keeps its own node
+    tree = KVDAUCT(Fork(), c=1.0, recency=3, seed=0)
+    root = tree._state("r", 0)
+    for _ in range(2):
+        tree.iterate(root)
+    q0, q1 = _by_action(tree)[0], _by_action(tree)[1]
+    assert tree.q_abs[q0] != tree.q_abs[q1]
+    assert [tree.abs_n[tree.q_abs[q]] for q in (q0, q1)] == [1, 1]
+    for _ in range(2):
+        tree.iterate(root)
+    assert (tree.q_n[q0], tree.q_n[q1]) == (1, 3)
+    shared = tree.abs_ids[(0, "Q", tree.s_abs[tree.q_child[q1]])]
+    assert tree.q_abs[q1] == shared and tree.q_abs[q0] != shared
+    assert tree.abs_n[shared] == 3 and tree.q_recent[q1] == 0
+    assert (tree.value(q0), tree.value(q1)) == (1.0, 3.0)
+    # the old rule: grouped at creation, so after two iterations both read N_X = 2
+    eager = KVDAUCT(Fork(), c=1.0, recency=3, seed=0, abstract_on_creation=True)
+    root = eager._state("r", 0)
+    for _ in range(2):
+        eager.iterate(root)
+    e0, e1 = _by_action(eager)[0], _by_action(eager)[1]
+    assert eager.q_abs[e0] == eager.q_abs[e1] and eager.abs_n[eager.q_abs[e0]] == 2
+    assert (eager.value(e0), eager.value(e1)) == (1.0, 3.0)  # lossless either way
+
+
+@pytest.mark.parametrize("stop", [False, True])
+def test_an_expansion_into_a_known_state_continues_the_descent(stop):
+    tree = UCT(Funnel(), seed=0, stop_at_transposition=stop)
+    root = tree._state("r", 0)
+    tree.s_untried[root] = [1, 0]  # pop order: action 0, then 1
+    q_rx = tree._expand(root, tree.s_untried[root].pop())
+    q_ry = tree._expand(root, tree.s_untried[root].pop())
+    x, y = tree.q_child[q_rx], tree.q_child[q_ry]
+    q_xz = tree._expand(x, tree.s_untried[x].pop())
+    z = tree.q_child[q_xz]
+    q_zw = tree._expand(z, tree.s_untried[z].pop())
+    # one visit each, as every node of a searched tree has
+    for q, ret in ((q_rx, 8.0), (q_ry, 15.0), (q_xz, 7.0), (q_zw, 5.0)):
+        tree._record(q, ret)
+    # greedy (scale 0) at r: y (15 > 8); y's untried action leads to the known z
+    path, leaf, expanded = tree._descend(root, 0.0)
+    q_yz = tree.s_children[y][0]
+    assert tree.q_child[q_yz] == z and expanded == {y}
+    if stop:  # the old rule: the leaf is z, the rollout starts there
+        assert path == [q_ry, q_yz] and leaf == z
+    else:     # official: z is descended, its only action leads to the terminal w
+        assert path == [q_ry, q_yz, q_zw] and leaf == tree.q_child[q_zw]
+        assert tree.s_term[leaf]
+
+
+@pytest.mark.parametrize("stop", [False, True])
+def test_one_iteration_backs_up_the_whole_continued_path(stop):
+    # hand trace (C = 4, σ over the ground means): 1-2 expand (r,1) and (r,0); 3 expands
+    # (y,0) into the new z (the leaf); 4 expands (z,0) into w; 5 picks (r,0) and expands (x,0)
+    # into the known z: officially the descent goes on through (z,0) to w, with the old rule
+    # it stops at z and a rollout gives the same return
+    tree = UCT(Funnel(), c=4.0, seed=0, stop_at_transposition=stop)
+    root = tree._state("r", 0)
+    for _ in range(12):
+        tree.iterate(root)
+    q = {(tree.s_env[tree.q_parent[i]], tree.q_action[i]): i for i in range(len(tree.q_abs))}
+    # every return is exact (a deterministic DAG, the rollouts included)
+    assert {k: tree.value(i) for k, i in q.items()} == {
+        ("r", 0): 8.0, ("r", 1): 15.0, ("x", 0): 7.0, ("y", 0): 12.0, ("z", 0): 5.0}
+    through = tree.q_n[q["x", 0]] + tree.q_n[q["y", 0]]
+    # (z,0) is on every path through z but the one that created z (3), and, with the old
+    # rule, also not on the one that expanded (x,0) (5)
+    assert tree.q_n[q["z", 0]] == through - (2 if stop else 1)
+
+
+@pytest.mark.parametrize("sigma, fresh, traced", [("ground", 0.0, 3.0), ("shared", 1.0, 3.5)])
+def test_dynamic_scale_on_a_hand_trace(sigma, fresh, traced):
+    tree = KVDAUCT(Diamond(), seed=0, sigma=sigma)
+    tree.expand_all("r")
+    assert tree._sigma() == fresh  # no visit yet: official 0, the old rule 1
+    q0, q1 = _by_action(tree)[0], _by_action(tree)[1]
+    assert tree.q_abs[q0] == tree.q_abs[q1]  # one abstract node, known offset 7
+    for q, ret in ((q0, 3.0), (q0, 5.0), (q1, 10.0)):
+        tree._record(q, ret)
+    # ground means: Q(r,0) = 4, Q(r,1) = 10, population std 3.  Shared estimates: S_X / N_X =
+    # (3 + 5 + 10 − 7 − 3 b0) / 3 = 11/3 − b0, so V̄ = 11/3 and 11/3 + 7: std 3.5
+    assert tree._sigma() == pytest.approx(traced)
+
+
+@pytest.mark.parametrize("agent", [UCT, OGAUCT, KVDAUCT])
+def test_eager_options_and_bad_option_values(agent):
+    from optzoo.mcts import EpsOGAUCT
+    from optzoo.mcts.uct import EAGER
+
+    env = SailingWind(size=4, horizon=5)
+    for cls in (agent, EpsOGAUCT):
+        tree = cls(env, iterations=60, seed=1, **EAGER)
+        assert (tree.abstract_on_creation, tree.stop_at_transposition, tree.sigma) == \
+            (True, True, "shared")
+        tree.search(env.initial_state())
+        assert sum(tree.abs_n) == sum(tree.q_n)
+    with pytest.raises(ValueError, match="sigma"):
+        agent(env, sigma="abstract")
+    with pytest.raises(TypeError, match="stop_at_transposition"):
+        agent(env, stop_at_transposition=1)
+    with pytest.raises(TypeError, match="abstract_on_creation"):
+        agent(env, abstract_on_creation="yes")
+
+
+def test_noninferiority_claims_need_the_full_presets_seeds():
+    from optzoo.mcts.reproduce.kvda_uct import PRESETS
+
+    assert PRESETS["full"].seeds >= PRESETS["full"].ni_min_seeds == 5
+    good = [(-20.0, 2.0), (-21.0, 2.1), (-19.0, 1.9)]
+    oga = [(-25.0, 1.2), (-26.0, 1.3), (-24.5, 1.1)]
+    eps = {"eps_oga:999999": [(-22.0, 1.5), (-23.0, 1.5), (-21.5, 1.5)]}
+    cells = {("sailing_wind", c): {"kvda": good, "oga": oga, "uct": good, **eps}
+             for c in (1.0, 2.0, 4.0)}
+    decided = _claims(_cell_results(cells))
+    assert decided[2].status == "held" and decided[3].status == "held"
+    # the same data with the preset's rule (5 seeds): claims 3 and 4 cannot be decided
+    claims = _claims(_cell_results(cells), ni_min_seeds=5)
+    assert claims[0].status == "held" and claims[1].status == "held"
+    for claim in claims[2:]:
+        assert claim.status == "inconclusive"
+        for _, v in claim.verdict.cells:
+            assert "fewer than the 5" in v.reason
+            assert any("would be held" in g for g in v.guards)
+    # the margin is declared in return units in the claim's text (0.05 × horizon 15)
+    assert "sailing_wind 0.75" in claims[2].text and "0.75" in claims[3].text

@@ -49,6 +49,8 @@ class EpsOGAUCT(OGAUCT):
 
     Args:
         env, iterations, c, recency, seed: as :class:`~optzoo.mcts.uct.UCT`.
+        abstract_on_creation, stop_at_transposition, sigma: the search options of
+            :class:`~optzoo.mcts.uct.UCT` (keyword only).
         eps_a: ε_a ≥ 0, the largest reward difference within an abstract Q-node.
         eps_t: ε_t ≥ 0, the largest L1 distance of the abstract successor distributions
             (deterministic MDPs: < 2 needs the same abstract successor, ≥ 2 ignores it).
@@ -58,12 +60,13 @@ class EpsOGAUCT(OGAUCT):
 
     def __init__(self, env: DeterministicEnv, iterations: int = 100, c: float = 1.0,
                  recency: int = 3, seed: int = 0, eps_a: float = 0.0,
-                 eps_t: float = 0.0) -> None:
+                 eps_t: float = 0.0, **options) -> None:
         for label, v in (("eps_a", eps_a), ("eps_t", eps_t)):
             if not (isinstance(v, (int, float)) and v >= 0):
                 raise ValueError(f"{label}: expected a number >= 0, got {v!r}")
         self.eps_a, self.eps_t = float(eps_a), float(eps_t)
-        super().__init__(env, iterations=iterations, c=c, recency=recency, seed=seed)
+        super().__init__(env, iterations=iterations, c=c, recency=recency, seed=seed,
+                         **options)
 
     def reset(self) -> None:
         super().reset()

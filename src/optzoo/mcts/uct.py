@@ -4,20 +4,36 @@ Value Differences: A Lossless UCT-based Abstraction Algorithm", ICLR 2026, OpenR
 Zk0zZMSAYc; official C++ code ``codebro634/KVDA_UCT``, agent ``oga``).
 
 Loop of one iteration (the brief's "search loop", the same for the four agents, which differ
-only in the two abstraction hooks ``_q_key`` / ``_state_key``):
+only in the two abstraction hooks ``_q_key`` / ``_state_key``), as the official ``OgaAgent.cpp``
+/ ``OgaTree.cpp`` run it:
 
 1. selection from the root by UCB on *abstract* statistics,
-   score(a) = V̄(q_a) + C·σ·sqrt(ln N(s) / N_abs(q_a)), N(s) = Σ_a N_abs(q_a), σ = standard
-   deviation of the value estimates of all Q-nodes in the tree (the dynamic exploration scale,
-   recomputed once per iteration), plus a tiny random tie-break; one untried action (random
-   order) is expanded per visit; states are identified by (depth, state) (transpositions);
+   score(a) = V̄(q_a) + C·σ·sqrt(ln N(s) / N_abs(q_a)), N(s) = Σ_a N_abs(q_a), plus a tiny
+   random tie-break; σ is the dynamic exploration scale, the population standard deviation of
+   the *ground* Q-nodes' own mean returns (each visited Q-node's ΣG_q / N_q, not the shared
+   estimate), and 0 while no Q-node has been visited (official: sqrt(max(0, E[q²] − E[q]²))
+   over the running sums of ``backup``); it is computed once per iteration (no backup happens
+   during a descent, so the official per-call value is the same);
+   one untried action (random order) is expanded per visit; states are identified by
+   (depth, state) (transpositions); when the expanded action leads to a state already in the
+   tree, the descent *continues* from it (official ``treePolicy``), and it ends at a new state
+   or a terminal one;
 2. one uniformly random rollout to the horizon (or an earlier terminal state), undiscounted; the
    return from each Q-node on the path is recorded;
 3. each Q-node on the path increments a recency counter; at ``recency`` (K = 3) it is staged and
    the abstraction is updated bottom-up by depth (Q-nodes, then their parent states, then the
-   parents' parents ... to the root);
+   parents' parents ... to the root); a Q-node's recency counter restarts whenever it is
+   re-abstracted (official ``resetRecencyCount``), whether K or a changed successor staged it;
+   a new Q-node starts in an abstract node of its own and joins its group only when it is
+   first re-abstracted (official ``findOrCreateQState``: ``new OgaAbstractQStateNode``);
 4. after ``iterations`` iterations the agent acts greedily on the value estimates; a new tree is
    built every decision.
+
+The rules of this module before issue 22 are kept as options (:data:`EAGER`): a new Q-node
+abstracted at creation (``abstract_on_creation``), a descent that ends at the first expansion
+even into an existing state (``stop_at_transposition``), and σ over the shared estimates V̄(q)
+with 1 as fallback (``sigma="shared"``).  (The restart of the recency counter on every
+re-abstraction, also official, is not an option: before issue 22 only K restarted it.)
 
 Statistics frame (our formulation, equal to the paper's in every value read).  Every abstract
 Q-node X has one abstract successor A; the Q* of each member q is Q*(q) = b(q) + W_X with the
@@ -31,10 +47,11 @@ members s of the abstract state A.  Plain UCT puts every node in its own group w
 (ε_a, ε_t)-OGA gives all members of a group one b (plain shared statistics, lossy for ε > 0).
 A terminal state (the horizon, or an environment's ``is_terminal``) has no actions.
 
-Choices where the brief is silent (INFERRED): σ falls back to 1 while all estimates are equal
-(fewer than two distinct values); a state's change restages *all* its parent Q-nodes (the DAG
-may give it several); offsets are compared after rounding to 9 decimals (the C++ code compares
-doubles).
+Choices where the brief is silent (INFERRED): a state's change restages *all* its parent Q-nodes
+(the DAG may give it several; official ``getParents``); offsets are compared after rounding to 9
+decimals (the C++ code compares doubles with a 1e-5 slack); a state is also staged when one of
+its actions is expanded (the official code stages it only through a changed child; a state whose
+new child is still alone cannot match another state, so this changes nothing but the cost).
 """
 
 from __future__ import annotations
@@ -49,6 +66,11 @@ from optzoo.mcts.environment import DeterministicEnv, check_env, terminal
 
 _ROUND = 9
 _TIE = 1e-9
+_SIGMAS = ("ground", "shared")
+
+#: the search rules of this module before issue 22 (not the official code's): pass as
+#: ``UCT(env, **EAGER)`` (any of the four agents) to rerun them
+EAGER = {"abstract_on_creation": True, "stop_at_transposition": True, "sigma": "shared"}
 
 
 class UCT:
@@ -60,19 +82,37 @@ class UCT:
         c: exploration constant C (> 0; multiplied by the dynamic scale σ).
         recency: K, visits of a Q-node between two re-abstractions (≥ 1).
         seed: seed of the search's random numbers (expansion order, rollouts, ties).
+        abstract_on_creation: False (official): a new Q-node starts in an abstract node of
+            its own until it is first re-abstracted (K visits, or a changed successor); True
+            (the rule before issue 22): it joins its group when it is created.
+        stop_at_transposition: False (official): an expansion into a state already in the
+            tree continues the descent from it; True (before issue 22): it ends the descent.
+        sigma: the dynamic scale σ: ``"ground"`` (official) the standard deviation of the
+            visited ground Q-nodes' own mean returns, 0 before any visit; ``"shared"`` (before
+            issue 22) that of the shared estimates V̄(q), 1 when it is 0 or undefined.
     """
 
     name = "uct"
 
     def __init__(self, env: DeterministicEnv, iterations: int = 100, c: float = 1.0,
-                 recency: int = 3, seed: int = 0) -> None:
+                 recency: int = 3, seed: int = 0, *, abstract_on_creation: bool = False,
+                 stop_at_transposition: bool = False, sigma: str = "ground") -> None:
         check_env(env)
         if not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations: expected an integer >= 1, got {iterations!r}")
         check_real("c", c, low=0.0, low_open=True)
         if not isinstance(recency, int) or recency < 1:
             raise ValueError(f"recency: expected an integer >= 1, got {recency!r}")
+        for label, flag in (("abstract_on_creation", abstract_on_creation),
+                            ("stop_at_transposition", stop_at_transposition)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{label}: expected a bool, got {flag!r}")
+        if sigma not in _SIGMAS:
+            raise ValueError(f"sigma: expected one of {_SIGMAS}, got {sigma!r}")
         self.env, self.iterations, self.c, self.recency = env, iterations, float(c), recency
+        self.abstract_on_creation = abstract_on_creation
+        self.stop_at_transposition = stop_at_transposition
+        self.sigma = sigma
         # looked up once: the rollout calls it every step
         self._env_terminal = getattr(env, "is_terminal", None)
         self.rng = np.random.default_rng(seed)
@@ -149,7 +189,9 @@ class UCT:
         self.q_n.append(0)
         self.q_s.append(0.0)
         self.q_recent.append(0)
-        key, b = self._q_key(qid)
+        # official: an abstract node of its own until the first re-abstraction (any offset is
+        # exact for a node alone; 0 as the official representative's distance to itself)
+        key, b = self._q_key(qid) if self.abstract_on_creation else (("q", qid), 0.0)
         self.q_abs.append(self._intern(key))
         self.q_b.append(b)
         self.s_children[sid].append(qid)
@@ -205,6 +247,7 @@ class UCT:
         depth = max([*by_depth_q, *by_depth_s], default=-1)
         while depth >= 0:
             for q in sorted(by_depth_q.pop(depth, ())):
+                self.q_recent[q] = 0  # official: every re-abstraction restarts the count
                 key, b = self._q_key(q)
                 x = self._intern(key)
                 if x != self.q_abs[q] or b != self.q_b[q]:
@@ -222,6 +265,13 @@ class UCT:
     # -- search ----------------------------------------------------------------------------
 
     def _sigma(self) -> float:
+        """The dynamic exploration scale σ (see the ``sigma`` argument)."""
+        if self.sigma == "ground":
+            n = np.asarray(self.q_n, dtype=float)
+            visited = n > 0
+            if not visited.any():
+                return 0.0
+            return float((np.asarray(self.q_s)[visited] / n[visited]).std())
         if len(self.q_abs) < 2:
             return 1.0
         x = np.asarray(self.q_abs)
@@ -252,22 +302,31 @@ class UCT:
             depth += 1
         return total
 
-    def iterate(self, root: int) -> None:
-        """One selection–expansion–rollout–backup–re-abstraction iteration from ``root``."""
-        scale = self.c * self._sigma()
+    def _descend(self, root: int, scale: float) -> tuple[list[int], int, set[int]]:
+        """Selection and expansion from ``root``: the Q-nodes of the path, the leaf state (a
+        new one or a terminal one; with ``stop_at_transposition`` also the first expanded
+        one) and the states whose actions were expanded."""
         path: list[int] = []
         sid = root
         staged_s: set[int] = set()
         while not self.s_term[sid]:
             if self.s_untried[sid]:
+                known = len(self.s_env)
                 q = self._expand(sid, self.s_untried[sid].pop())
                 staged_s.add(sid)
                 path.append(q)
                 sid = self.q_child[q]
-                break
+                if self.stop_at_transposition or len(self.s_env) > known:
+                    break  # a new state is the leaf (official: a known one is descended)
+                continue
             q = self._select(sid, scale)
             path.append(q)
             sid = self.q_child[q]
+        return path, sid, staged_s
+
+    def iterate(self, root: int) -> None:
+        """One selection–expansion–rollout–backup–re-abstraction iteration from ``root``."""
+        path, sid, staged_s = self._descend(root, self.c * self._sigma())
         ret = self._rollout(self.s_env[sid], self.s_depth[sid])
         staged_q: set[int] = set()
         for q in reversed(path):
@@ -275,8 +334,7 @@ class UCT:
             self._record(q, ret)
             self.q_recent[q] += 1
             if self.q_recent[q] >= self.recency:
-                self.q_recent[q] = 0
-                staged_q.add(q)
+                staged_q.add(q)  # the count restarts in update_abstractions
         self.update_abstractions(staged_q, staged_s)
 
     def search(self, env_state: Hashable, depth: int = 0) -> int:
