@@ -42,10 +42,14 @@ Choices where the code and the brief differ, taken here and recorded:
 * States are standardised with the dataset's mean and standard deviation (the brief, after the
   newer code); every network, the VAE included, works in standardised coordinates, so the
   sampled next states need no un-normalising.
-* g is clamped to ``beta_bounds`` (default [1e-4, 100]): the brief's pitfall — as β → 0 the dual
-  tends to min_j V(s'_j), dominated by generative outliers. The dual at any β > 0 is a lower bound
-  on the inner infimum (weak duality), so clamping can only make the target more pessimistic,
-  never optimistic.
+* g is kept inside ``beta_bounds`` (default [1e-4, 100]) by a *soft* bound (:func:`soft_log_beta`:
+  log β = l + softplus(x − l) − softplus(x − h) of the network's output x, with l, h the log
+  bounds; the identity inside up to e^{−(distance to an edge)}, smooth and strictly increasing,
+  so the dual steps always get a gradient — a hard clamp, used before issue 22, gave g no
+  gradient at all while its output lay outside).  Why bound at all: the brief's pitfall — as
+  β → 0 the dual tends to min_j V(s'_j), dominated by generative outliers.  The dual at any
+  β > 0 is a lower bound on the inner infimum (weak duality), so bounding can only make the
+  target more pessimistic, never optimistic.  The official code uses exp(MLP) unbounded.
 * Actor and critic learning rates decay by (1 − 1e-5) per step (the brief, from the newer
   config; ``lr_decay`` = 1 switches it off).
 * ``robust=False`` gives the offline SAC baseline: everything identical except the target
@@ -167,6 +171,32 @@ def kl_dro_worst_case(values: np.ndarray, delta: float, probs: np.ndarray | None
     return out[0] if squeeze else out
 
 
+def soft_log_beta(x: torch.Tensor, beta_bounds: tuple[float, float]) -> torch.Tensor:
+    """log β from the dual network's raw output ``x``, softly bounded to ``beta_bounds``:
+    l + softplus(x − l) − softplus(x − h) with (l, h) = log(beta_bounds).
+
+    Strictly increasing with derivative σ(x − l) − σ(x − h) ∈ (0, 1) (never exactly 0, unlike
+    a clamp), ≈ x well inside (l, h) and → l, h outside; so β = exp(·) ∈ (lo, hi).
+
+    Example::
+
+        >>> import torch
+        >>> x = torch.tensor([-50.0, 0.0, 50.0])
+        >>> soft_log_beta(x, (1e-4, 100.0)).exp()
+        tensor([1.0000e-04, 9.9020e-01, 1.0000e+02])
+    """
+    lo, hi = beta_bounds
+    if not 0 < lo < hi:
+        raise ValueError(f"beta_bounds: expected 0 < low < high, got {beta_bounds}")
+    l_, h_ = math.log(lo), math.log(hi)
+    # the same function written twice (softplus(z) − softplus(−z) = z): above the middle the
+    # second form keeps the derivative σ(h − x) − σ(l − x) representable where the first one's
+    # 1 − 1 would round to 0
+    below = l_ + F.softplus(x - l_) - F.softplus(x - h_)
+    above = h_ + F.softplus(l_ - x) - F.softplus(h_ - x)
+    return torch.where(x < 0.5 * (l_ + h_), below, above)
+
+
 # -- networks ----------------------------------------------------------------------------------
 
 
@@ -249,7 +279,8 @@ class DRSACConfig:
             Brent search per sample, the slow accurate option).
         dual_steps: Adam steps on g per update (5 in the code).
         next_samples: next states drawn from the VAE per (s, a) (200 in the code).
-        beta_bounds: clamp of the dual variable (see the module docstring).
+        beta_bounds: soft bounds of the dual variable (:func:`soft_log_beta`; the module
+            docstring says why).
         hidden: hidden widths of every MLP (actor, critics, dual, VAE).
         latent_dim: VAE latent dimension.
         gamma, tau, batch_size: discount, Polyak rate of the V target, minibatch size.
@@ -456,8 +487,7 @@ class DRSAC:
             self.cfg.alpha, device=self.device)
 
     def _beta(self, s: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        lo, hi = self.cfg.beta_bounds
-        return self.g(torch.cat([s, a], -1)).clamp(math.log(lo), math.log(hi)).exp()
+        return soft_log_beta(self.g(torch.cat([s, a], -1)), self.cfg.beta_bounds).exp()
 
     def model_step(self, batch=None) -> float:
         """One Adam step of the VAE on a minibatch."""

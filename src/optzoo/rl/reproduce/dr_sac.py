@@ -27,8 +27,9 @@ Claims (thresholds fixed before any run; ``main`` = ``drsac-0.1``), each decided
 (1–4) under the strongest level of each Pendulum perturbation family (gravity, length, action
     noise, random action) the main DR-SAC's return exceeds SAC's by more than ``min_effect``
     (``superior``);
-(5) on the nominal Pendulum DR-SAC is within 10 % of SAC's return: ``noninferior`` with the
-    fixed margin ``nominal_margin``;
+(5) on the nominal Pendulum DR-SAC is within 10 % of SAC's return: the gap itself, DR-SAC −
+    SAC, lies inside ±``nominal_margin`` (``equivalent``, TOST), on the seeds where SAC did not
+    collapse (below);
 (1–5 again for MountainCar when it is run: power, action noise, random action, nominal)
 (6) a DR-SAC update costs at most 3× an SAC update (Pendulum): ``ratio_bound_from_metrics``
     (at most ``update_ratio_max``) on the ``timing`` trial;
@@ -57,6 +58,14 @@ Verdict margins (fixed before results, the same in every preset):
   nominal return (≈ −250 over 200 steps; gymnasium's good policies reach −150 … −250), fixed
   in return units instead of 10 % of the measured SAC return.
 * ``nominal_margin_mountaincar`` = 9: 10 % of the ≈ 90 of a policy that reaches the goal.
+* ``collapse_pendulum`` = −670, ``collapse_mountaincar`` = 45 (raw nominal return): a seed
+  whose *SAC* policy returns less than this on the nominal environment has collapsed (offline
+  SAC's divergence, the brief's pitfall): closer to doing nothing (Pendulum: −1,197 over 20
+  episodes of zero torque; MountainCar: 0) than to the behaviour controller (−137; 89).  Such
+  seeds say nothing about robustness or about "close to SAC"; claims 1–5 are decided on the
+  other seeds and the collapsed ones are listed in the evidence (with the all-seeds paired
+  difference, descriptive).  A collapsed *DR-SAC* seed is kept: the method's own failure counts
+  against it.
 * ``update_ratio_max`` = 3: the brief's "at most about 3× SAC's".
 * ``dual_fraction_max`` = 0.02: the paper's "< 2 %".
 
@@ -66,7 +75,10 @@ Rules changed by the verdict conversion (issue 18), and why:
   effect (the seeds share datasets, and a tie cannot pass).
 * (5) was "|R_DR − R_SAC| ≤ 0.1·|R_SAC| or R_DR ≥ R_SAC" on the means: the "or better" branch
   let a collapsed SAC baseline carry the claim, and the margin moved with the measured SAC
-  return (a named defect).  Now a fixed-margin non-inferiority test; the branch is removed.
+  return (a named defect).  Issue 18 made it a fixed-margin non-inferiority test, which still
+  passed through the same door (a collapsed SAC at −816 makes any DR-SAC "not worse");
+  issue 22: the claim is the gap itself (two-sided, ``equivalent``), and seeds where SAC
+  collapsed are set aside and reported instead of averaged in (claims 1–4 too).
 * (6), (7) were decided from the per-update wall times of trials that ran in parallel on a
   loaded machine (a named defect: ≤ 3× reported, ≈ 7× when timed interleaved in one process).
   Now decided from the interleaved ``timing`` trial; the old per-trial wall times stay in the
@@ -104,6 +116,7 @@ _TIMING_FIELDS = ("timing_transitions", "timing_warmup", "timing_pairs", "timing
                   "timing_separate_pairs", "timing_batch")
 _VERDICT_FIELDS = ("min_effect_pendulum", "min_effect_mountaincar", "nominal_margin_pendulum",
                    "nominal_margin_mountaincar", "update_ratio_max", "dual_fraction_max")
+_COLLAPSE_FIELDS = ("collapse_pendulum", "collapse_mountaincar")  # signed: not > 0
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,8 @@ class DRSACRepro(Preset):
         min_effect_pendulum, min_effect_mountaincar: claims 1–4's minimal return effect.
         nominal_margin_pendulum, nominal_margin_mountaincar: claim 5's margin (raw return).
         update_ratio_max, dual_fraction_max: the bounds of claims 6 and 7.
+        collapse_pendulum, collapse_mountaincar: nominal return below which a SAC seed has
+            collapsed (set aside by claims 1–5).
     """
 
     seeds: int = 3
@@ -163,6 +178,8 @@ class DRSACRepro(Preset):
     nominal_margin_mountaincar: float = 9.0
     update_ratio_max: float = 3.0
     dual_fraction_max: float = 0.02
+    collapse_pendulum: float = -670.0
+    collapse_mountaincar: float = 45.0
 
     def validate(self) -> None:
         super().validate()
@@ -200,6 +217,9 @@ class DRSACRepro(Preset):
         for name in _VERDICT_FIELDS:
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
+        for name in _COLLAPSE_FIELDS:
+            if not np.isfinite(getattr(self, name)):
+                raise ConfigError(f"{name}: expected a finite return, got {getattr(self, name)}")
 
 
 PRESETS = {
@@ -207,7 +227,10 @@ PRESETS = {
                         hidden=16, next_samples=8, episodes=2, gravity=(1.5,), length=(1.5,),
                         action_noise=(0.3,), random_action=(0.3,), separate_updates=1,
                         timing_transitions=1000, timing_warmup=5, timing_pairs=4,
-                        timing_block=1, timing_separate_pairs=2, timing_batch=32),
+                        timing_block=1, timing_separate_pairs=2, timing_batch=32,
+                        # 30 updates learn nothing: every SAC seed would count as collapsed
+                        # and no test of claims 1–5 would run; smoke exercises them instead
+                        collapse_pendulum=-1e9, collapse_mountaincar=-1e9),
     "quick": DRSACRepro(),
     "full": DRSACRepro(seeds=5, next_samples=100, deltas=(0.1, 0.3), episodes=50,
                        gravity=(1.2, 1.5, 2.0), length=(1.2, 1.5, 2.0),
@@ -232,7 +255,7 @@ def conditions(cfg: DRSACRepro, env: str = "Pendulum-v1"):
 def _params(cfg: DRSACRepro, env: str) -> dict:
     other = {f for e, fs in _ONLY.items() if e != env for f in fs}
     return {k: v for k, v in cfg.to_dict().items()
-            if k not in ("seeds", "envs", *_TIMING_FIELDS, *_VERDICT_FIELDS)
+            if k not in ("seeds", "envs", *_TIMING_FIELDS, *_VERDICT_FIELDS, *_COLLAPSE_FIELDS)
             and k not in other}
 
 
@@ -373,32 +396,68 @@ def _env_margins(cfg: DRSACRepro, env: str) -> tuple[float, float]:
     return cfg.min_effect_mountaincar, cfg.nominal_margin_mountaincar
 
 
+def _collapsed(results, cfg: DRSACRepro, env: str) -> dict[int, float]:
+    """``{seed: nominal return}`` of the seeds whose SAC policy collapsed (below
+    ``collapse_<env>`` on the nominal environment)."""
+    thr = cfg.collapse_pendulum if env == "Pendulum-v1" else cfg.collapse_mountaincar
+    return {s: v for s, v in _by_seed(results, "sac", "return[nominal]", env).items()
+            if v < thr}
+
+
+def _kept(values: dict[int, float], collapsed: dict[int, float]) -> dict[int, float]:
+    return {s: v for s, v in values.items() if s not in collapsed}
+
+
+def _collapse_text(collapsed: dict[int, float], dr: dict, sac: dict, env: str,
+                   cfg: DRSACRepro) -> str:
+    if not collapsed:
+        return ""
+    thr = cfg.collapse_pendulum if env == "Pendulum-v1" else cfg.collapse_mountaincar
+    a, b = vd.common_seeds(dr, sac)
+    diff = np.mean([a[k] - b[k] for k in a]) if a else float("nan")
+    seeds = ", ".join(f"{s} (SAC nominal {v:.4g})" for s, v in sorted(collapsed.items()))
+    return (f"; SAC collapsed (nominal < {thr:g}) on seed(s) {seeds}: set aside; all-seeds "
+            f"paired difference (descriptive) {diff:.4g}")
+
+
+def _decide(test, dr: dict, sac: dict, collapsed: dict, **kw) -> vd.Verdict:
+    """``test`` on the seeds where SAC did not collapse (undecided when < 2 remain)."""
+    dk, sk = vd.common_seeds(_kept(dr, collapsed), _kept(sac, collapsed))
+    if len(dk) < 2:
+        return vd.undecided(f"{len(dk)} seed(s) left after setting aside the {len(collapsed)} "
+                            "where SAC collapsed", n=len(dk))
+    return test(dk, sk, **kw)
+
+
 def _robustness_claims(results, cfg, env, start) -> list[Claim]:
     claims, i = [], start
     min_effect, margin = _env_margins(cfg, env)
+    collapsed = _collapsed(results, cfg, env)
     for fam in FAMILIES[env]:
         top = max(getattr(cfg, fam)) if fam not in ("power",) else min(cfg.power)
         key = f"return[{fam}={top:g}]"
         dr, sac = _by_seed(results, MAIN, key, env), _by_seed(results, "sac", key, env)
-        v = vd.superior(dr, sac, min_effect=min_effect)
+        v = _decide(vd.superior, dr, sac, collapsed, min_effect=min_effect)
         claims.append(Claim(
             text=f"({i}) {_short(env)}: under the strongest {fam} perturbation ({top:g}) "
                  f"DR-SAC (δ = 0.1) returns more than SAC, by more than {min_effect:g} (paired "
-                 "by seed).",
+                 "by seed, seeds where SAC collapsed set aside).",
             evidence=f"DR-SAC {fmt_values(list(dr.values()), 4)} vs SAC "
                      f"{fmt_values(list(sac.values()), 4)}; paired difference {v.effect:.4g}, "
-                     f"95% CI [{v.ci[0]:.4g}, {v.ci[1]:.4g}]", verdict=v))
+                     f"95% CI [{v.ci[0]:.4g}, {v.ci[1]:.4g}], n = {v.n}"
+                     + _collapse_text(collapsed, dr, sac, env, cfg), verdict=v))
         i += 1
     dr = _by_seed(results, MAIN, "return[nominal]", env)
     sac = _by_seed(results, "sac", "return[nominal]", env)
-    v = vd.noninferior(dr, sac, margin=margin)
+    v = _decide(vd.equivalent, dr, sac, collapsed, margin=margin)
     claims.append(Claim(
         text=f"({i}) {_short(env)}: on the nominal environment DR-SAC stays within 10% of "
-             f"SAC's return: DR-SAC − SAC (paired by seed) lies above −{margin:g} (fixed "
-             "margin).",
+             f"SAC's return: the gap DR-SAC − SAC (paired by seed) lies inside ±{margin:g} "
+             "(fixed margin, TOST), seeds where SAC collapsed set aside.",
         evidence=f"DR-SAC {fmt_values(list(dr.values()), 4)} vs SAC "
-                 f"{fmt_values(list(sac.values()), 4)}; paired difference {v.effect:.4g}, 95% "
-                 f"CI [{v.ci[0]:.4g}, {v.ci[1]:.4g}]", verdict=v))
+                 f"{fmt_values(list(sac.values()), 4)}; paired gap {v.effect:.4g}, 90% "
+                 f"CI [{v.ci[0]:.4g}, {v.ci[1]:.4g}], n = {v.n}"
+                 + _collapse_text(collapsed, dr, sac, env, cfg), verdict=v))
     return claims
 
 
@@ -459,6 +518,17 @@ def summarize(results: list[Result], cfg: DRSACRepro, outdir: Path) -> Summary:
                                   "RMSE (standardised units) and training wall time (s)",
                             columns=["method", "update ms", "update ms (scalar dual)",
                                      "VAE RMSE", "train s"], rows=cost))
+    for env in envs:
+        sac = _by_seed(results, "sac", "return[nominal]", env)
+        dr = _by_seed(results, MAIN, "return[nominal]", env)
+        collapsed = _collapsed(results, cfg, env)
+        tables.append(Table(
+            title=f"{env}: nominal return per seed; a seed where SAC returns less than "
+                  f"{cfg.collapse_pendulum if env == 'Pendulum-v1' else cfg.collapse_mountaincar:g}"
+                  " has collapsed and is set aside by claims 1–5",
+            columns=["seed", "SAC", f"DR-SAC ({MAIN})", "SAC collapsed"],
+            rows=[[sd, f"{sac[sd]:.4g}", f"{dr[sd]:.4g}" if sd in dr else "—",
+                   "yes" if sd in collapsed else "no"] for sd in sorted(sac)]))
     claims = _robustness_claims(results, cfg, "Pendulum-v1", 1)
     claims += _timing_claims(results, cfg, len(claims) + 1)
     for env in envs[1:]:
@@ -511,7 +581,8 @@ def _notes(cfg: DRSACRepro) -> list[str]:
         "and ε = 0.1 random actions stands in for the paper's trained SAC policy with ε = 0.1 "
         "(the noise gives the stochastic policy's action coverage; chosen before any DR-SAC run, "
         "from offline SAC alone).",
-        "Functional dual with 5 Adam steps per update, g clamped to [1e-4, 100]; actor/critic "
+        "Functional dual with 5 Adam steps per update, g softly bounded to [1e-4, 100] "
+        "(log β = l + softplus(x − l) − softplus(x − h)); actor/critic "
         "lr 5e-4, dual and VAE lr 5e-5, α₀ = 0.12 adaptive, γ = 0.99, τ = 0.005, batch 256; "
         f"{cfg.model_pretrain_steps} VAE pre-training steps.",
         "Returns are the environment's raw returns (training uses (r + 8)/8); deterministic "
