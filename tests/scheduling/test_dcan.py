@@ -167,7 +167,7 @@ def test_machine_block_matches_dan_and_dcan_equations(padded, concat):
     torch.testing.assert_close(full[valid].double(), ref_dcan[valid], atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("mode", ["dcan", "wi-dan", "blind", "dan"])
+@pytest.mark.parametrize("mode", ["dcan", "wi-dan", "blind", "dan", "hyper"])
 def test_policy_is_a_distribution_over_exactly_the_legal_pairs_on_padded_batches(padded, mode):
     torch.manual_seed(3)
     envs, f = padded
@@ -226,7 +226,8 @@ def test_permuting_jobs_permutes_the_action_probabilities(mode):
 def test_lambda_changes_dcan_and_wi_dan_but_not_the_blind_ablation():
     torch.manual_seed(5)
     f = feats_of([env_after(sd2_instance(4, 3, 3), 3, 2)])
-    for mode, sensitive in (("dcan", True), ("wi-dan", True), ("blind", False), ("dan", False)):
+    for mode, sensitive in (("dcan", True), ("wi-dan", True), ("blind", False), ("dan", False),
+                            ("hyper", True)):
         pol = DCANPolicy(2, mode)
         with torch.no_grad():
             a, b = pol(f, torch.tensor([[0.9, 0.1]])), pol(f, torch.tensor([[0.1, 0.9]]))
@@ -242,7 +243,15 @@ def test_factories_and_errors():
     assert dcan(3).mode == "dcan" and dcan(3).n_obj == 3
     assert wi_dan().mode == "wi-dan"
     with pytest.raises(ValueError, match="mode"):
-        DCANPolicy(2, "hyper")
+        DCANPolicy(2, "hypernet")
+    with pytest.raises(ValueError, match="lambda_embedding"):
+        DCANPolicy(2, "dcan", lambda_embedding=False)
+    with pytest.raises(ValueError, match="lambda_embedding"):
+        DCANPolicy(2, "dan", lambda_embedding=True)
+    with pytest.raises(TypeError, match="lambda_embedding"):
+        DCANPolicy(2, "wi-dan", lambda_embedding=1)
+    with pytest.raises(ValueError, match="hyper_hidden"):
+        DCANPolicy(2, "hyper", hyper_hidden=0)
     with pytest.raises(ValueError, match="dims, heads"):
         DCANPolicy(2, dims=(32,), heads=(4, 4))
     with pytest.raises(ValueError, match="n_obj"):
@@ -250,3 +259,61 @@ def test_factories_and_errors():
     env = env_after(sd2_instance(3, 2, 0), 0, 0)
     with pytest.raises(ValueError, match="prefs"):
         dcan(2)(feats_of([env]), torch.ones(1, 3) / 3)
+
+
+def test_wi_dan_actor_gets_the_same_lambda_embeddings_as_dcan():
+    """Issue 22: DCAN's actor receives the λ-embeddings directly; WI-DAN's must too, so that
+    the two differ only in how λ enters the encoder."""
+    f = feats_of([env_after(sd2_instance(4, 3, 3), 3, 2)])
+    d, w, plain = dcan(2), wi_dan(2), wi_dan(2, lambda_embedding=False)
+    assert d.actor[0].in_features == w.actor[0].in_features
+    assert plain.actor[0].in_features == d.actor[0].in_features - 2 * 8
+    lam = torch.tensor([[0.9, 0.1]])
+    emb = w.embed(f, lam)
+    # the embedding is the λ path alone (λ → linear → ELU per layer), not the attention
+    ref = lam
+    ref_op = w.op_pref_init(ref)
+    for layer in w.op_pref:
+        ref_op = torch.nn.functional.elu(layer(ref_op))
+    torch.testing.assert_close(emb["pref_op"], ref_op)
+    # and it reaches the actor: changing only the embedding path changes the probabilities
+    with torch.no_grad():
+        before = w(f, lam).probs
+        w.op_pref_init.bias.add_(1.0)
+        after = w(f, lam).probs
+    assert (before - after).abs().max() > 1e-5
+    # the WI-DAN encoder attends over no preference node: the operation embeddings do not
+    # depend on the λ path's weights
+    torch.testing.assert_close(w.embed(f, lam)["op"], emb["op"])
+
+
+def test_hyper_actor_is_an_mlp_with_parameters_generated_from_lambda():
+    torch.manual_seed(6)
+    f = feats_of([env_after(sd2_instance(4, 3, 3), 2, 1)])
+    pol = DCANPolicy(2, "hyper")
+    lam = torch.tensor([[0.25, 0.75]])
+    with torch.no_grad():
+        out = pol(f, lam)
+        emb = pol.embed(f, lam)
+        params = pol.hyper(lam)[0]
+        # the actor's input, built as forward does, then the MLP written out by hand
+        legal = f["legal"]
+        _, j, m = legal.shape
+        cand = f["candidate"]
+        h_cand = emb["op"][0, cand[0]]
+        g = torch.cat([emb["g_op"][0], emb["g_machine"][0], f["quality"][0].float()])
+        x = torch.cat([h_cand[:, None].expand(-1, m, -1), emb["machine"][0][None].expand(j, -1, -1),
+                       f["pair"][0].float(), g[None, None].expand(j, m, -1)], -1).reshape(j * m, -1)
+        lo = 0
+        for i, (a, b) in enumerate(pol.actor_shapes):
+            W = params[lo:lo + a * b].reshape(a, b) / a ** 0.5
+            lo += a * b
+            x = x @ W + params[lo:lo + b]
+            lo += b
+            if i < len(pol.actor_shapes) - 1:
+                x = torch.tanh(x)
+        ref = torch.where(legal.reshape(-1), x[:, 0], torch.full_like(x[:, 0], -9e15))
+    torch.testing.assert_close(out.logits[0], ref, atol=1e-5, rtol=1e-5)
+    assert lo == sum(a * b + b for a, b in pol.actor_shapes) == params.numel()
+    # λ reaches only the actor through the hypernetwork: the encoder ignores it
+    torch.testing.assert_close(pol.embed(f, torch.tensor([[0.9, 0.1]]))["op"], emb["op"])

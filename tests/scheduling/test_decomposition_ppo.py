@@ -169,7 +169,7 @@ def test_reproduction_smoke_preset_runs_deterministically(tmp_path):
 
     assert stable(again) == stable(results[0].metrics)
     summary = repro.summarize(results, cfg, tmp_path)
-    assert len(summary.claims) == 4 and summary.tables and summary.figures
+    assert len(summary.claims) == 5 and summary.tables and summary.figures  # (5): vs Hyper
     for claim in summary.claims:
         assert claim.text and claim.evidence and isinstance(claim.held, bool)
         assert claim.verdict.test in verdicts.TESTS

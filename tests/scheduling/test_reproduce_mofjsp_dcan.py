@@ -139,7 +139,7 @@ def _metrics(results, method, seed=0):
 def test_the_baseline_trial_reports_what_the_other_policies_report(smoke_results):
     cfg, results = smoke_results
     one = _metrics(results, repro.FIRST_ONLY)
-    for m in ("dcan", "wi-dan", "blind"):
+    for m in ("dcan", "wi-dan", "hyper"):
         assert set(one) == set(_metrics(results, m))
     assert {k for k in one if k.endswith("__greedy__front")} == {
         f"{s}-00__greedy__front" for s in cfg.test_sizes}
@@ -160,7 +160,7 @@ def test_summary_shows_the_baseline_and_tolerates_its_absence(smoke_results, tmp
         assert any(r[0] == size and r[1] == sample for r in rows)
     assert any(repro.NAMES[repro.FIRST_ONLY] in r[1] for r in summary.tables[-1].rows)
     assert sum("descriptive, no claim" in n for n in summary.notes) == 2
-    assert len(summary.claims) == 4
+    assert len(summary.claims) == 5
 
     # a run recorded before the baseline existed (the quick preset's first run) still
     # summarises, without the baseline's rows and notes
@@ -168,7 +168,7 @@ def test_summary_shows_the_baseline_and_tolerates_its_absence(smoke_results, tmp
     summary = repro.summarize(old, cfg, tmp_path / "without")
     assert not any(r[1] in (greedy, sample) for r in summary.tables[0].rows)
     assert not any("descriptive, no claim" in n for n in summary.notes)
-    assert len(summary.claims) == 4
+    assert len(summary.claims) == 5
 
 
 # -- verdicts (issue 18): synthetic results where the old rules passed and the new ones must not
@@ -228,7 +228,8 @@ def test_claims_a_tie_with_wi_dan_and_nsga2_is_not_held():
             fronts[("blind", s, n)] = f[:1]
     res = _synthetic(cfg, fronts, _timing(0.005))
     claims = repro._claims(repro._collect(res, cfg.objective_sets[0]), cfg, res)
-    assert all(c.verdict.test in ("at_least", "all_of", "superior", "within") for c in claims)
+    assert all(c.verdict.test in ("at_least", "all_of", "superior", "within", "undecided")
+               for c in claims)
     # (1) "≤ WI-DAN's on 2/3 of the instances" held on ties before; a tie is no win now
     assert claims[0].status == "not held"
     assert {v.test for _, v in claims[0].verdict.cells} == {"superior"}
@@ -236,8 +237,14 @@ def test_claims_a_tie_with_wi_dan_and_nsga2_is_not_held():
     assert claims[1].status == "held"
     # (3) equal advantages on both sizes: no growth
     assert claims[2].status == "not held"
-    # (4) four distinct points on every instance and seed: held
-    assert claims[3].status == "held"
+    # (4) four distinct points on every instance and seed, but as many as WI-DAN's: a tie is
+    # no "more distinct points"
+    assert claims[3].status == "not held"
+    cells = dict(claims[3].verdict.cells)
+    assert cells["|PF| at least the bound"].verdict == "held"
+    assert cells["|PF| above WI-DAN's"].verdict == "not held"
+    # (5) no Hyper fronts in these results: undecided
+    assert claims[4].status == "inconclusive"
 
 
 def test_claim_4_does_not_rest_on_the_lambda_blind_front():
@@ -253,7 +260,31 @@ def test_claim_4_does_not_rest_on_the_lambda_blind_front():
             fronts[("blind", s, n)] = f[:1]
     res = _synthetic(cfg, fronts, _timing(0.005))
     claims = repro._claims(repro._collect(res, cfg.objective_sets[0]), cfg, res)
-    assert claims[3].verdict.test == "within" and claims[3].status == "not held"
+    assert claims[3].verdict.test == "all_of" and claims[3].status == "not held"
+    assert dict(claims[3].verdict.cells)["|PF| at least the bound"].verdict == "not held"
+
+
+def test_claims_4_and_5_compare_with_wi_dan_and_hyper():
+    cfg = _cfg()
+    rng = np.random.default_rng(3)
+    fronts = {}
+    for s in range(cfg.seeds):
+        for n in _names(cfg):
+            f = _front(rng, 5)
+            fronts[("dcan", s, n)] = f                  # five distinct points
+            fronts[("wi-dan", s, n)] = f[:2] + 0.5      # two, slightly worse
+            fronts[("nsga2", s, n)] = f[:3] + 1.0
+            fronts[("hyper", s, n)] = f[:1] + 20.0 + s  # one point, far worse
+    res = _synthetic(cfg, fronts, _timing(0.005))
+    claims = repro._claims(repro._collect(res, cfg.objective_sets[0]), cfg, res)
+    assert claims[3].status == "held" and claims[4].status == "held"
+    # Hyper equal to DCAN: claim 5 is a tie, not held
+    for s in range(cfg.seeds):
+        for n in _names(cfg):
+            fronts[("hyper", s, n)] = fronts[("dcan", s, n)]
+    res = _synthetic(cfg, fronts, _timing(0.005))
+    claims = repro._claims(repro._collect(res, cfg.objective_sets[0]), cfg, res)
+    assert claims[4].status == "not held"
 
 
 def test_claim_2_time_comes_from_the_interleaved_timing_trial_only():

@@ -51,8 +51,20 @@ READINGS AND INFERRED CHOICES (the paper's code was not available; marked where 
   instead of DAN's test on the output, because with a preference node a deleted node's
   output is no longer zero.
 * WI-DAN (the paper's baseline): DAN with λ concatenated to every operation and machine
-  feature (and fed to the critic).  ``"blind"``: the DCAN architecture with λ replaced by the
-  constant (1/n, …, 1/n) everywhere (the λ-blind ablation).  ``"dan"``: plain DAN (no λ).
+  feature (and fed to the critic).  OUR CHANGE (issue 22): DCAN's actor also receives the
+  preference-node embeddings h^{O,L}_λ, h^{M,L}_λ directly, so by default WI-DAN gets the same
+  λ input — the same λ → embedding path (initial linear map and per-layer ELU updates), fed
+  to its actor and critic, but not into the attention.  The DCAN vs WI-DAN comparison then
+  differs only in whether λ enters the attention as a virtual node or the features by
+  concatenation.  ``lambda_embedding=False`` gives the paper's plain WI-DAN (λ only in the
+  features).
+* Hyper (the paper's baseline; PMOCO, Lin et al. 2022, style): DAN's encoder without λ, and
+  an actor whose parameters are generated from λ by a hypernetwork (a 2-layer MLP, ReLU,
+  ``hyper_hidden`` units, to every weight and bias of the 3-layer actor; the generated
+  weights are scaled by 1/sqrt(fan-in) so that at initialisation the actor's activations have
+  the scale of a default ``nn.Linear``, OUR CHOICE).  The critic sees λ, as everywhere.
+* ``"blind"``: the DCAN architecture with λ replaced by the constant (1/n, …, 1/n) everywhere
+  (the λ-blind ablation).  ``"dan"``: plain DAN (no λ).
 
 Masking uses DAN's finite −9e15 instead of −∞ so a node without neighbours (padding) stays
 finite; illegal pairs get the logit −9e15, hence probability exactly 0.
@@ -69,7 +81,7 @@ from torch import nn
 
 from optzoo.scheduling.env import MACHINE_FEATURES, OP_FEATURES, PAIR_FEATURES
 
-MODES = ("dcan", "wi-dan", "blind", "dan")
+MODES = ("dcan", "wi-dan", "blind", "dan", "hyper")
 _NEG = -9e15  # DAN's mask value
 _SLOPE = 0.2  # DAN's LeakyReLU slope
 
@@ -253,12 +265,18 @@ class DCANPolicy(nn.Module):
         n_obj: number of objectives (length of λ and of the value vector).
         mode: ``"dcan"`` (preference virtual nodes), ``"wi-dan"`` (λ concatenated to every
             operation and machine feature), ``"blind"`` (DCAN fed the constant λ = 1/n: the
-            λ-blind ablation) or ``"dan"`` (plain DAN, no λ anywhere).
+            λ-blind ablation), ``"dan"`` (plain DAN, no λ anywhere) or ``"hyper"`` (DAN with a
+            hypernetwork λ → actor parameters).
         dims: output dimension per layer (DAN: [32, 8]).
         heads: heads per layer, both blocks (DAN: [4, 4]).
         hidden: actor and critic hidden width (DAN: 64).
         mlp_layers: actor and critic depth (DAN: 3).
         op_dim, machine_dim, pair_dim: raw feature sizes (default: the environment's).
+        lambda_embedding: feed the preference embeddings (λ → linear → per-layer ELU updates)
+            to the actor and critic; always on for ``"dcan"`` / ``"blind"`` (they are the
+            virtual nodes), default on for ``"wi-dan"`` (the same λ input as DCAN's actor),
+            off for ``"dan"`` / ``"hyper"``.
+        hyper_hidden: hidden width of the ``"hyper"`` hypernetwork.
 
     ``forward(features, prefs)`` takes the dict of :meth:`FJSPFeatures.to_torch` (batched with
     :func:`~optzoo.scheduling.env.batch_features`) and λ (B x n_obj) and returns a
@@ -268,7 +286,8 @@ class DCANPolicy(nn.Module):
     def __init__(self, n_obj: int = 2, mode: str = "dcan", *, dims: Sequence[int] = (32, 8),
                  heads: Sequence[int] = (4, 4), hidden: int = 64, mlp_layers: int = 3,
                  op_dim: int = len(OP_FEATURES), machine_dim: int = len(MACHINE_FEATURES),
-                 pair_dim: int = len(PAIR_FEATURES)):
+                 pair_dim: int = len(PAIR_FEATURES), lambda_embedding: bool | None = None,
+                 hyper_hidden: int = 32):
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
@@ -283,12 +302,24 @@ class DCANPolicy(nn.Module):
                              f"{hidden}")
         self.n_obj, self.mode = n_obj, mode
         self.pref_nodes = mode in ("dcan", "blind")
+        if lambda_embedding is None:
+            lambda_embedding = mode in ("dcan", "blind", "wi-dan")
+        if not isinstance(lambda_embedding, bool):
+            raise TypeError(f"lambda_embedding: expected a bool or None, got "
+                            f"{lambda_embedding!r}")
+        if self.pref_nodes and not lambda_embedding:
+            raise ValueError(f"lambda_embedding: mode {mode!r} needs its preference nodes")
+        if lambda_embedding and mode in ("dan", "hyper"):
+            raise ValueError(f"lambda_embedding: not available for mode {mode!r}")
+        if not isinstance(hyper_hidden, int) or hyper_hidden < 1:
+            raise ValueError(f"hyper_hidden: expected a positive int, got {hyper_hidden!r}")
+        self.pref_embed = lambda_embedding
         extra = n_obj if mode == "wi-dan" else 0
         d_op, d_m = op_dim + extra, machine_dim + extra
         self.op_dim, self.machine_dim, self.pair_dim = op_dim, machine_dim, pair_dim
         self.op_blocks, self.machine_blocks = nn.ModuleList(), nn.ModuleList()
         self.op_pref, self.machine_pref = nn.ModuleList(), nn.ModuleList()
-        if self.pref_nodes:
+        if self.pref_embed:
             self.op_pref_init = nn.Linear(n_obj, d_op)
             self.machine_pref_init = nn.Linear(n_obj, d_m)
         for i, (d, h) in enumerate(zip(dims, heads, strict=True)):
@@ -296,13 +327,22 @@ class DCANPolicy(nn.Module):
             width = d if last else d * h
             self.op_blocks.append(OpAttention(d_op, d, h, concat=not last))
             self.machine_blocks.append(MachineAttention(d_m, d_op, d, h, concat=not last))
-            if self.pref_nodes:
+            if self.pref_embed:
                 self.op_pref.append(nn.Linear(d_op, width))
                 self.machine_pref.append(nn.Linear(d_m, width))
             d_op = d_m = width
         d = dims[-1]
-        n_pref = 2 * d if self.pref_nodes else 0
-        self.actor = _mlp(4 * d + pair_dim + n_pref + n_obj, hidden, 1, mlp_layers)
+        n_pref = 2 * d if self.pref_embed else 0
+        d_actor = 4 * d + pair_dim + n_pref + n_obj
+        self.actor = _mlp(d_actor, hidden, 1, mlp_layers)
+        if mode == "hyper":
+            # the hypernetwork replaces the actor's own parameters
+            self.actor = None
+            dims_a = [d_actor] + [hidden] * (mlp_layers - 1) + [1]
+            self.actor_shapes = list(zip(dims_a[:-1], dims_a[1:], strict=True))
+            n_params = sum(i * o + o for i, o in self.actor_shapes)
+            self.hyper = nn.Sequential(nn.Linear(n_obj, hyper_hidden), nn.ReLU(),
+                                       nn.Linear(hyper_hidden, n_params))
         lam_in = 0 if mode == "dan" else n_obj
         self.critic = _mlp(2 * d + n_pref + lam_in + n_obj, hidden, n_obj, mlp_layers)
 
@@ -318,7 +358,7 @@ class DCANPolicy(nn.Module):
     def embed(self, feats: Mapping[str, torch.Tensor], prefs=None) -> dict[str, torch.Tensor]:
         """The DAN / DCAN embeddings: ``op`` B x N x d, ``machine`` B x M x d, pooled ``g_op``
         and ``g_machine`` B x d, preference embeddings ``pref_op`` / ``pref_machine`` B x d
-        (DCAN and blind only) and the λ actually fed ``lam`` B x n_obj."""
+        (when ``lambda_embedding``) and the λ actually fed ``lam`` B x n_obj."""
         h_op, h_m = feats["op"].float(), feats["machine"].float()
         b = h_op.shape[0]
         lam = self._lambda(prefs, b, h_op.device)
@@ -330,26 +370,44 @@ class DCANPolicy(nn.Module):
         m_valid = feats["machine_valid"]
         m_pad = m_valid.shape[1]
         p_op = p_m = None
-        if self.pref_nodes:
+        if self.pref_embed:
             p_op, p_m = self.op_pref_init(lam), self.machine_pref_init(lam)
+        # only the virtual nodes of DCAN / blind enter the attention
+        a_op, a_m = (p_op, p_m) if self.pref_nodes else (None, None)
         for i in range(len(self.op_blocks)):
             idx = cand[..., None].expand(-1, -1, h_op.shape[-1])
             cand_emb = torch.gather(h_op, 1, idx)
             comp = (comp_idx.flatten(1, 2) @ cand_emb).unflatten(1, (m_pad, m_pad))
-            new_op = self.op_blocks[i](h_op, op_mask, p_op, feats["op_valid"])
-            h_m = self.machine_blocks[i](h_m, feats["machine_mask"], comp, p_m, m_valid, m_valid)
+            new_op = self.op_blocks[i](h_op, op_mask, a_op, feats["op_valid"])
+            h_m = self.machine_blocks[i](h_m, feats["machine_mask"], comp, a_m, m_valid, m_valid)
             h_op = new_op
-            if self.pref_nodes:
+            if self.pref_embed:
                 p_op = F.elu(self.op_pref[i](p_op))
                 p_m = F.elu(self.machine_pref[i](p_m))
+                if self.pref_nodes:
+                    a_op, a_m = p_op, p_m
         op_alive = (feats["op_valid"] & ~feats["deleted"]).float()
         m_alive = (m_valid & (feats["machine"].abs().sum(-1) > 0)).float()
         g_op = (h_op * op_alive[..., None]).sum(1) / op_alive.sum(1, keepdim=True).clamp_min(1)
         g_m = (h_m * m_alive[..., None]).sum(1) / m_alive.sum(1, keepdim=True).clamp_min(1)
         out = {"op": h_op, "machine": h_m, "g_op": g_op, "g_machine": g_m, "lam": lam}
-        if self.pref_nodes:
+        if self.pref_embed:
             out["pref_op"], out["pref_machine"] = p_op, p_m
         return out
+
+    def _hyper_actor(self, x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+        """The actor MLP with λ-generated parameters: x B x n x D → B x n."""
+        params = self.hyper(lam)
+        lo = 0
+        for i, (d_in, d_out) in enumerate(self.actor_shapes):
+            w = params[:, lo:lo + d_in * d_out].reshape(-1, d_in, d_out) / d_in ** 0.5
+            lo += d_in * d_out
+            b = params[:, lo:lo + d_out]
+            lo += d_out
+            x = torch.bmm(x, w) + b[:, None]
+            if i < len(self.actor_shapes) - 1:
+                x = torch.tanh(x)
+        return x.squeeze(-1)
 
     def forward(self, feats: Mapping[str, torch.Tensor], prefs=None) -> PolicyOutput:
         emb = self.embed(feats, prefs)
@@ -359,7 +417,7 @@ class DCANPolicy(nn.Module):
         cand = feats["candidate"]
         h_cand = torch.gather(emb["op"], 1, cand[..., None].expand(-1, -1, d))
         glob = [emb["g_op"], emb["g_machine"]]
-        if self.pref_nodes:
+        if self.pref_embed:
             glob += [emb["pref_op"], emb["pref_machine"]]
         quality = feats["quality"].float()
         g = torch.cat(glob + [quality], -1)
@@ -367,7 +425,10 @@ class DCANPolicy(nn.Module):
                        emb["machine"][:, None].expand(-1, j, -1, -1),
                        feats["pair"].float(),
                        g[:, None, None].expand(-1, j, m, -1)], -1)
-        scores = self.actor(x).squeeze(-1).reshape(b, j * m)
+        if self.mode == "hyper":
+            scores = self._hyper_actor(x.reshape(b, j * m, -1), emb["lam"])
+        else:
+            scores = self.actor(x).squeeze(-1).reshape(b, j * m)
         flat_legal = legal.reshape(b, j * m)
         logits = torch.where(flat_legal, scores, torch.full_like(scores, _NEG))
         log_probs = torch.log_softmax(logits, -1)
@@ -382,5 +443,11 @@ def dcan(n_obj: int = 2, **kwargs) -> DCANPolicy:
 
 
 def wi_dan(n_obj: int = 2, **kwargs) -> DCANPolicy:
-    """The paper's WI-DAN baseline (λ concatenated to every operation and machine feature)."""
+    """The paper's WI-DAN baseline (λ concatenated to every operation and machine feature;
+    by default its actor also gets DCAN's λ-embeddings, see the module docstring)."""
     return DCANPolicy(n_obj, "wi-dan", **kwargs)
+
+
+def hyper(n_obj: int = 2, **kwargs) -> DCANPolicy:
+    """The paper's Hyper baseline (DAN with a hypernetwork λ → actor parameters)."""
+    return DCANPolicy(n_obj, "hyper", **kwargs)
