@@ -38,6 +38,7 @@ _METHOD_MODULES = {
     "bogrape": "optzoo.bo.graphs.bogrape",
     "mofjsp-dcan": "optzoo.scheduling.dcan",
     "quasi-equivariant-metanetworks": "optzoo.metanet.qe_nfn",
+    "hp-transfer": "optzoo.scaling.complete_p",
 }
 
 _EPILOG = """\
