@@ -244,6 +244,19 @@ def _logp_by_hand(model, tok, prompt, completion_ids):
     return torch.log_softmax(logits.double(), -1).gather(-1, completion_ids[:, None])[:, 0]
 
 
+def _record_batches(alg):
+    """Wrap ``alg.update`` so that the last batch it saw is kept in the returned dict."""
+    seen = {}
+    update = alg.update
+
+    def spy(trainer, batch, step):
+        seen["batch"] = batch
+        return update(trainer, batch, step)
+
+    alg.update = spy
+    return seen
+
+
 def test_spo_two_visits_recompute_d_rho_and_the_beta_update_by_hand():
     """Visit 2 of every prompt: D = mean |log π_then − log π_now| over the response stored at
     visit 1 (π_now: the policy after visit 2's update), ρ = clip(2^(−D/0.06), ρ_min, ρ_max),
@@ -254,14 +267,7 @@ def test_spo_two_visits_recompute_d_rho_and_the_beta_update_by_hand():
     tr.train_step()
     stored = {k: alg.tracker.stored_response(k) for k in range(40)}
     ab1 = {k: alg.tracker.alpha_beta(k) for k in range(40)}
-    seen = {}
-    update = alg.update
-
-    def spy(trainer, batch, step):
-        seen["batch"] = batch
-        return update(trainer, batch, step)
-
-    alg.update = spy
+    seen = _record_batches(alg)
     tr.train_step()
     batch = seen["batch"]
     assert sorted(batch.index.tolist()) == list(range(40))
@@ -289,14 +295,7 @@ def test_spo_mini_batches_are_verl_ppo_steps_with_rescored_old_logprobs():
     tr._setup()
     model = copy.deepcopy(tr.model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
-    seen = {}
-    update = alg.update
-
-    def spy(trainer, batch, step):
-        seen["batch"] = batch
-        return update(trainer, batch, step)
-
-    alg.update = spy
+    seen = _record_batches(alg)
     tr.train_step()
     batch = seen["batch"]
     r = batch.rollout
