@@ -89,12 +89,19 @@ def step_ends_from_text(tokenizer, completion_ids: Tensor, mask: Tensor,
                          f"{tuple(completion_ids.shape)}")
     ends = torch.zeros(mask.shape, dtype=torch.bool)
     ids_cpu, active = completion_ids.cpu(), (mask > 0).cpu()
-    for b in range(ids_cpu.shape[0]):
-        ids = ids_cpu[b][active[b]].tolist()
-        positions = active[b].nonzero().flatten().tolist()
+    rows = [(ids_cpu[b][active[b]].tolist(), active[b].nonzero().flatten().tolist())
+            for b in range(ids_cpu.shape[0])]
+    prefixes = [ids[:j + 1] for ids, _ in rows for j in range(len(ids))]
+    # one batched call (a fast tokenizer decodes the whole batch natively) instead of one
+    # Python call per prefix: this runs on every GN-IVO update
+    batch = getattr(tokenizer, "batch_decode", None)
+    texts = (batch(prefixes, skip_special_tokens=True) if batch is not None
+             else [tokenizer.decode(p, skip_special_tokens=True) for p in prefixes])
+    counts = iter(t.count(separator) for t in texts)
+    for b, (_, positions) in enumerate(rows):
         before = 0
-        for j, pos in enumerate(positions):
-            count = tokenizer.decode(ids[:j + 1], skip_special_tokens=True).count(separator)
+        for pos in positions:
+            count = next(counts)
             if count > before:
                 ends[b, pos] = True
             before = count
