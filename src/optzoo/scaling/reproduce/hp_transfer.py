@@ -79,7 +79,7 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.core import NotEvaluated, split_claims
-from optzoo.experiment.stats import fmt_values
+from optzoo.experiment.stats import fmt_values, metric_values
 from optzoo.experiment.verdicts import (
     all_of,
     by_seed,
@@ -374,6 +374,12 @@ def _drift(results, cells: list[tuple[str, str, dict]], grid, name: str):
     return drifts, tuned
 
 
+def _shape_drift(results, cfg, method: str):
+    """:func:`_drift` of ``method``'s optimal lr over the width × depth shapes."""
+    cells = [(method, "width-depth", {"width": w, "depth": d}) for w, d in _shapes(cfg)]
+    return _drift(results, cells, cfg.lr_log2, "lr")
+
+
 def _claim_transfer(results, cfg) -> Claim | NotEvaluated:
     text = (f"(1) Under CompleteP the optimal learning rate moves by at most "
             f"{cfg.max_drift_transfer:g} 2× grid step across the shapes {_shapes(cfg)} "
@@ -381,8 +387,7 @@ def _claim_transfer(results, cfg) -> Claim | NotEvaluated:
             f"than at the base shape by more than {cfg.min_effect_loss:g}.")
     if "completep" not in cfg.parameterisations:
         return NotEvaluated(text, "CompleteP is not among the parameterisations")
-    cells = [("completep", "width-depth", {"width": w, "depth": d}) for w, d in _shapes(cfg)]
-    drifts, tuned = _drift(results, cells, cfg.lr_log2, "lr")
+    drifts, tuned = _shape_drift(results, cfg, "completep")
     if not drifts:
         return NotEvaluated(text, "no seed finished every shape")
     base = by_seed(_cell(results, "completep", "width-depth", width=cfg.base_width,
@@ -408,8 +413,7 @@ def _claim_sp(results, cfg) -> Claim | NotEvaluated:
             f"2× grid steps ({2 ** cfg.min_drift_sp:g}×) across the same range.")
     if "sp" not in cfg.parameterisations:
         return NotEvaluated(text, "SP is not among the parameterisations")
-    cells = [("sp", "width-depth", {"width": w, "depth": d}) for w, d in _shapes(cfg)]
-    drifts, tuned = _drift(results, cells, cfg.lr_log2, "lr")
+    drifts, tuned = _shape_drift(results, cfg, "sp")
     if not drifts:
         return NotEvaluated(text, "no seed finished every shape")
     verdict = guard(within(list(drifts.values()), cfg.min_drift_sp, math.inf), *tuned)
@@ -501,7 +505,7 @@ def summarize(results: list[Result], cfg: HPTransferRepro, outdir: Path) -> Summ
             if rs:
                 t = tune("lr", _curve(rs, cfg.lr_log2))
                 rows.append([p, w, d, f"2^{t.best}" + (" (edge)" if t.on_edge else ""),
-                             f"{t.score:.4f}", fmt_values(metric_list(rs, "best_log2"), 2),
+                             f"{t.score:.4f}", fmt_values(_finite(rs, "best_log2"), 2),
                              sum(int(r.metrics["diverged"]) for r in rs)])
     tables = [Table("Width × depth: optimum of the seed-mean loss over the base-lr grid, its loss, "
                     "per-seed optimal log2 lr, diverged grid points",
@@ -516,7 +520,7 @@ def summarize(results: list[Result], cfg: HPTransferRepro, outdir: Path) -> Summ
                 rs = _cell(results, m, problem, **{key: v})
                 t = tune(problem, _curve(rs, grid))
                 rrows.append([m, v, f"2^{t.best}" + (" (edge)" if t.on_edge else ""),
-                              f"{t.score:.4f}", fmt_values(metric_list(rs, "best_log2"), 2)])
+                              f"{t.score:.4f}", fmt_values(_finite(rs, "best_log2"), 2)])
         if rrows:
             tables.append(Table(f"{problem}: optimum of the seed-mean loss over the "
                                 f"{'base lr' if problem == 'batch' else 'base weight decay'} "
@@ -526,7 +530,7 @@ def summarize(results: list[Result], cfg: HPTransferRepro, outdir: Path) -> Summ
     for p in cfg.pm_parameterisations:
         rs = [r for r in results if r.trial.problem == "per-module" and r.trial.method == p]
         if rs:
-            pm_rows.append([p] + [fmt_values(metric_list(rs, k), 3) for k in
+            pm_rows.append([p] + [fmt_values(_finite(rs, k), 3) for k in
                                   ("global_proxy", "pm_proxy", "global_target", "pm_target",
                                    "global_log2_lr")])
     if pm_rows:
@@ -554,9 +558,8 @@ def summarize(results: list[Result], cfg: HPTransferRepro, outdir: Path) -> Summ
     return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
 
 
-def metric_list(rs: list[Result], key: str) -> list[float]:
-    return [float(r.metrics[key]) for r in rs if r.metrics.get(key) is not None
-            and math.isfinite(float(r.metrics[key]))]
+def _finite(rs: list[Result], key: str) -> list[float]:
+    return [v for v in metric_values(rs, key) if math.isfinite(v)]
 
 
 def _figure(results, cfg, outdir: Path) -> Figure:
