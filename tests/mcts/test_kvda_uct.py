@@ -33,6 +33,8 @@ class Diamond:
     Q* at the root: 1 + 2 = 3 and 3 + 7 = 10; V*(x) = 2, V*(y) = 7."""
 
     horizon = 2
+    table = {("r", 0): ("x", 1.0), ("r", 1): ("y", 3.0), ("x", 0): ("z", 2.0),
+             ("y", 0): ("z", 7.0)}
 
     def initial_state(self):
         return "r"
@@ -41,9 +43,7 @@ class Diamond:
         return (0, 1) if state == "r" else (0,)
 
     def step(self, state, action):
-        table = {("r", 0): ("x", 1.0), ("r", 1): ("y", 3.0), ("x", 0): ("z", 2.0),
-                 ("y", 0): ("z", 7.0)}
-        return table[(state, action)]
+        return self.table[(state, action)]
 
 
 SMALL = [Diamond(), SysAdmin(n=3, horizon=3), GameOfLife(size=2, horizon=3, alive=(0,)),
@@ -339,22 +339,12 @@ class Fork:
         return ("t0", 1.0) if action == 0 else ("t1", 3.0)
 
 
-class Funnel:
+class Funnel(Diamond):
     """Horizon 3: r -0/+1-> x, r -1/+3-> y, x -+2-> z, y -+7-> z, z -+5-> w (z is reached
     along two paths: a transposition)."""
 
     horizon = 3
-
-    def initial_state(self):
-        return "r"
-
-    def legal_actions(self, state):
-        return (0, 1) if state == "r" else (0,)
-
-    def step(self, state, action):
-        table = {("r", 0): ("x", 1.0), ("r", 1): ("y", 3.0), ("x", 0): ("z", 2.0),
-                 ("y", 0): ("z", 7.0), ("z", 0): ("w", 5.0)}
-        return table[(state, action)]
+    table = {**Diamond.table, ("z", 0): ("w", 5.0)}
 
 
 def _by_action(tree):
