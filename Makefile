@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.optzoo-installed
 # Two workers by default: the project's machines have two cores.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test run bench lint docs clean
+.PHONY: install browser test run bench lint docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,21 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# tests/experiment/test_report_browser.py loads the report pages in headless Chromium from
+# Debian's packages: installed here when we are root (as on CI); otherwise the test fails and
+# says how to install it.
+BROWSER_PKG := chromium-headless-shell
+browser:
+	@command -v chromium-headless-shell >/dev/null || command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing $(BROWSER_PKG) for the report's browser test"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q $(BROWSER_PKG) >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && apt-get install -y -q $(BROWSER_PKG) >/dev/null; }; \
+	  else echo "no headless Chromium: run 'apt-get install $(BROWSER_PKG)' as root"; fi; }
+
 # pytest exits 5 when it collected no tests: that is a failure here, not a pass.
-test: $(STAMP)
+test: $(STAMP) browser
 	@MPLBACKEND=Agg $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15 $(PYTEST_ARGS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 

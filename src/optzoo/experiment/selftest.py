@@ -20,7 +20,7 @@ import numpy as np
 
 from optzoo.errors import ConfigError
 from optzoo.experiment import verdicts
-from optzoo.experiment.core import Claim, Figure, Preset, Reproduction, Result, Summary, Trial
+from optzoo.experiment.core import Claim, Preset, Reproduction, Result, Summary, Trial
 from optzoo.experiment.stats import aggregate, group, mean_ci
 
 
@@ -72,30 +72,25 @@ def run_trial(trial: Trial, device: str) -> dict[str, float]:
 
 
 def summarize(results: list[Result], cfg: SelftestConfig, outdir: Path) -> Summary:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from optzoo.report import figures
 
     table = aggregate(results, by=["method"], metrics=["estimate", "abs_error"],
                       title="Monte Carlo estimates of pi")
-    fig, ax = plt.subplots(figsize=(4, 3))
-    claims = []
-    for i, (method, rs) in enumerate(group(results, lambda r: r.trial.method).items()):
+    claims, estimates = [], {}
+    for method, rs in group(results, lambda r: r.trial.method).items():
         est = [r.metrics["estimate"] for r in rs]
-        ax.scatter([i] * len(est), est, label=method)
+        estimates[method] = est
         zs = [abs(r.metrics["estimate"] - math.pi) / r.metrics["stderr"] for r in rs]
         mean, half = mean_ci(est)
         claims.append(Claim(f"{method} is unbiased: every estimate lies within 5 standard "
                             f"errors of pi", f"largest |z| = {max(zs):.2f}; mean {mean:.4f}",
                             verdicts.bound_holds(zs, 5.0)))
-    ax.axhline(math.pi, color="k", lw=0.8)
-    ax.legend()
-    path = outdir / "estimates.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return Summary(tables=[table], figures=[Figure(path, "estimates per seed")], claims=claims,
+    fig, (ax,) = figures.grid(1, panel=(4.5, 3.2))
+    figures.category_panel(ax, estimates, kind="point", hline=math.pi, ylog=False,
+                           ylabel="estimate of pi")
+    fig_ = figures.save(fig, outdir / "estimates.png",
+                        "Mean estimate ± 95 % CI over seeds per method; dashed: pi.")
+    return Summary(tables=[table], figures=[fig_], claims=claims,
                    notes=["engine self-test; not a paper"])
 
 

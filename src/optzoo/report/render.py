@@ -32,8 +32,9 @@ def _html_table(table: Table) -> str:
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
         for row in table.rows
     )
-    return (f"<h3>{html.escape(table.title)}</h3>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    # A wide table scrolls inside its own box instead of widening the page.
+    return (f"<h3>{html.escape(table.title)}</h3><div class='scroll'>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
 
 SMOKE_LABEL = "smoke — not evidence"
@@ -214,7 +215,10 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
     return data
 
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
+# overflow-wrap: long unbreakable tokens (hashes, config keys) wrap instead of widening the page;
+# tables sit in a .scroll box (checked in a real browser by tests/experiment/test_report_browser).
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}td,th{overflow-wrap:normal}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;
 text-align:left}th{background:#f3f3f3}li.held b{color:#17702a}li.not b{color:#b00020}
 li.inc b{color:#8a6d00}p.smoke{background:#fff4d6;padding:.4em}
@@ -270,9 +274,10 @@ def write_index(root: Path, papers: Sequence[Paper], preset: str | None = None) 
             f"</title><style>{_CSS}</style></head><body><h1>optzoo reproductions</h1>"
             f"<p>{sum(p.status == 'implemented' for p in papers)} of {len(papers)} papers "
             f"implemented. Each cell gives the claims held / not held / inconclusive and links "
-            f"to the report of that preset; smoke runs are no evidence.</p><table><thead><tr>"
+            f"to the report of that preset; smoke runs are no evidence.</p>"
+            f"<div class='scroll'><table><thead><tr>"
             f"<th>slug</th><th>paper</th><th>area</th><th>status</th>{head}</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></body></html>\n")
+            + "".join(rows) + "</tbody></table></div></body></html>\n")
     path = root / "index.html"
     try:  # every paper may have failed before making its folder: the index still gets written
         root.mkdir(parents=True, exist_ok=True)
