@@ -48,11 +48,12 @@ def test_line_panel_band_is_the_t_interval_of_the_seeds():
 
 def test_line_panel_leaves_non_finite_out_and_says_how_many():
     fig, (ax,) = figures.grid(1)
-    figures.line_panel(ax, {"sgd": {1.0: [1.0, math.inf, 2.0], 2.0: [math.nan, math.nan]},
+    figures.line_panel(ax, {"sgd": {1.0: [1.0, math.inf, 2.0], 2.0: [math.nan, math.nan],
+                                    3.0: [2.0, 2.0]},
                             "adam": {1.0: [1.0, 1.5], 2.0: [0.5, 0.7]}})
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
     assert set(lines) == {"sgd (3 non-finite left out)", "adam"}
-    assert list(lines["sgd (3 non-finite left out)"].get_xdata()) == [1.0]
+    assert list(lines["sgd (3 non-finite left out)"].get_xdata()) == [1.0, 3.0]
     assert lines["sgd (3 non-finite left out)"].get_ydata()[0] == pytest.approx(1.5)
 
 
@@ -167,3 +168,33 @@ def test_a_category_with_diverged_seeds_says_so_in_its_label():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["gd",
                                                             "ham\n(1 non-finite left out)"]
     assert ax.patches[1].get_height() == pytest.approx(0.25)
+
+
+def test_scatter_panel_has_cis_on_both_axes():
+    fig, (ax,) = figures.grid(1)
+    fx, fy = [0.1, 0.2, 0.15], [0.9, 0.85, 0.95]
+    figures.scatter_panel(ax, {"ofmu": (fx, fy), "graddiff": ([0.3, math.nan], [0.5, 0.6])},
+                          xlog=False, ylog=False)
+    bars = [c for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"]
+    assert len(bars) == 2
+    (mx, my), = bars[0].lines[0].get_xydata()
+    assert (mx, my) == pytest.approx((np.mean(fx), np.mean(fy)))
+    segs = [s for lc in bars[0].lines[2] for s in lc.get_segments()]
+    widths = sorted(abs(s[1][0] - s[0][0]) + abs(s[1][1] - s[0][1]) for s in segs)
+    assert widths == pytest.approx(sorted([2 * mean_ci(fx)[1], 2 * mean_ci(fy)[1]]))
+    assert ax.get_legend_handles_labels()[1] == ["ofmu", "graddiff (1 non-finite left out)"]
+
+
+def test_a_single_x_series_gets_an_error_bar_and_references_are_drawn():
+    fig, (ax,) = figures.grid(1)
+    figures.line_panel(ax, {"one": {3.0: [1.0, 2.0, 3.0]}}, hline=0.5,
+                       reference={"bound": ([1, 5], [4, 4])}, ylog=False, xlog=False)
+    bars = [c for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"]
+    assert len(bars) == 1
+    seg = bars[0].lines[2][0].get_segments()[0]
+    assert abs(seg[1][1] - seg[0][1]) == pytest.approx(2 * mean_ci([1.0, 2.0, 3.0])[1])
+    labels = ax.get_legend_handles_labels()[1]
+    assert sorted(labels) == ["bound", "one"]
+    fig, (ax,) = figures.grid(1)
+    figures.curves_panel(ax, {"c": [[1, 2, 3], [2, 3, 4]]}, hline=1.0, vline=1.0)
+    assert len(ax.get_lines()) == 3  # the mean, the level, the vertical mark

@@ -39,8 +39,8 @@ import numpy as np
 from optzoo.experiment.core import Figure
 from optzoo.experiment.stats import mean_ci
 
-__all__ = ["grid", "line_panel", "curves_panel", "category_panel", "heatmap_panel", "save",
-           "span_is_wide", "color"]
+__all__ = ["grid", "line_panel", "curves_panel", "category_panel", "scatter_panel",
+           "heatmap_panel", "save", "span_is_wide", "color"]
 
 #: Positive values spanning at least this ratio get a log axis under ``log="auto"``.
 LOG_SPAN = 100.0
@@ -128,6 +128,13 @@ def _decorate(ax, *, xlabel: str | None, ylabel: str | None, title: str | None,
     ax.grid(True, alpha=0.25, lw=0.5)
 
 
+def _references(ax, reference, hline) -> None:
+    for name, (rx, ry) in (reference or {}).items():
+        ax.plot(rx, ry, color="0.5", lw=0.8, ls="--", label=name)
+    if hline is not None:
+        ax.axhline(hline, color="0.4", lw=0.8, ls="--")
+
+
 def _label(name: str, dropped: int) -> str:
     return f"{name} ({dropped} non-finite left out)" if dropped else name
 
@@ -137,6 +144,7 @@ def line_panel(ax, series: Mapping[str, Mapping[float, Sequence[float]]], *,
                xlog: bool | str = "auto", ylog: bool | str = "auto",
                colors: Mapping[str, str] | None = None,
                reference: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+               hline: float | None = None, marker: str | None = "o",
                legend: bool = True) -> None:
     """Means over seeds against a numeric ``x``, with 95 % CI bands.
 
@@ -149,6 +157,9 @@ def line_panel(ax, series: Mapping[str, Mapping[float, Sequence[float]]], *,
             :data:`LOG_SPAN`).
         colors: ``{label: colour}``; default: the colour cycle in ``series`` order.
         reference: ``{label: (xs, ys)}`` drawn as thin dashed grey lines (a bound, a slope).
+        hline: a reference level drawn as a dashed line.
+        marker: the marker of each mean (``None`` for dense curves); a series with a single
+            ``x`` always shows a marker and an error bar, since a band would have no width.
         legend: draw the legend.
     """
     xs_all: list[float] = []
@@ -168,12 +179,15 @@ def line_panel(ax, series: Mapping[str, Mapping[float, Sequence[float]]], *,
         if not xs:
             continue
         c = (colors or {}).get(name, color(i))
-        ax.plot(xs, ms, marker="o", ms=4, color=c, label=_label(name, dropped))
-        ax.fill_between(xs, lo, hi, color=c, alpha=0.18, lw=0)
+        if len(xs) == 1:
+            ax.errorbar(xs, ms, yerr=[[ms[0] - lo[0]], [hi[0] - ms[0]]], fmt="o", ms=4,
+                        color=c, capsize=3, label=_label(name, dropped))
+        else:
+            ax.plot(xs, ms, marker=marker, ms=4, color=c, label=_label(name, dropped))
+            ax.fill_between(xs, lo, hi, color=c, alpha=0.18, lw=0)
         xs_all += xs
         ys_all += ms
-    for name, (rx, ry) in (reference or {}).items():
-        ax.plot(rx, ry, color="0.5", lw=0.8, ls="--", label=name)
+    _references(ax, reference, hline)
     _apply_log(ax, "x", xlog, xs_all)
     _apply_log(ax, "y", ylog, ys_all)
     _decorate(ax, xlabel=xlabel, ylabel=ylabel, title=title, legend=legend)
@@ -184,6 +198,8 @@ def curves_panel(ax, curves: Mapping[str, Sequence[Sequence[float]]], *,
                  xlabel: str | None = None, ylabel: str | None = None,
                  title: str | None = None, xlog: bool | str = False,
                  ylog: bool | str = "auto", colors: Mapping[str, str] | None = None,
+                 reference: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+                 hline: float | None = None, vline: float | None = None,
                  legend: bool = True) -> None:
     """Per-seed curves (training loss, gradient norm, …) as their mean with a 95 % CI band.
 
@@ -191,6 +207,7 @@ def curves_panel(ax, curves: Mapping[str, Sequence[Sequence[float]]], *,
         curves: ``{label: [curve of seed 0, curve of seed 1, …]}``; curves of one label are cut
             to the shortest; non-finite points are left out of that point's mean.
         x: the shared abscissa, or ``{label: abscissa}``; default ``0, 1, …``.
+        vline: an abscissa marked with a dashed vertical line (a budget, a switch point).
     Other arguments as in :func:`line_panel`.
     """
     from scipy.stats import t as student
@@ -220,6 +237,9 @@ def curves_panel(ax, curves: Mapping[str, Sequence[Sequence[float]]], *,
         ax.plot(xs[keep], mean, color=c, lw=1.2, label=f"{name} (n = {len(runs)})")
         ax.fill_between(xs[keep], mean - half, mean + half, color=c, alpha=0.18, lw=0)
         ys_all += list(mean)
+    _references(ax, reference, hline)
+    if vline is not None:
+        ax.axvline(vline, color="0.4", lw=0.8, ls="--")
     _apply_log(ax, "x", xlog, [])
     _apply_log(ax, "y", ylog, ys_all)
     _decorate(ax, xlabel=xlabel, ylabel=ylabel, title=title, legend=legend)
@@ -292,6 +312,40 @@ def category_panel(ax, values: Mapping[str, Any], *, ylabel: str | None = None,
                   ha="right" if rotate else "center", rotation_mode="anchor", fontsize=8)
     _apply_log(ax, "y", ylog, means_all)
     _decorate(ax, xlabel=xlabel, ylabel=ylabel, title=title, legend=legend and grouped)
+
+
+def scatter_panel(ax, points: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
+                  xlabel: str | None = None, ylabel: str | None = None,
+                  title: str | None = None, xlog: bool | str = "auto",
+                  ylog: bool | str = "auto", colors: Mapping[str, str] | None = None,
+                  seeds: bool = True, legend: bool = True) -> None:
+    """One point per method at its mean on two metrics, with 95 % CIs on both (a trade-off
+    or Pareto plot: forget vs retain accuracy, return vs cost).
+
+    Args:
+        points: ``{label: (per-seed x values, per-seed y values)}`` (paired by seed).
+        seeds: also draw each seed as a small faint dot.
+    Other arguments as in :func:`line_panel`.
+    """
+    xs_all: list[float] = []
+    ys_all: list[float] = []
+    for i, (name, (xv, yv)) in enumerate(points.items()):
+        pairs = [(float(a), float(b)) for a, b in zip(xv, yv, strict=True)
+                 if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
+        if not pairs:
+            continue
+        gx, gy = [p[0] for p in pairs], [p[1] for p in pairs]
+        (mx, hx), (my, hy) = _mean_half(gx), _mean_half(gy)
+        c = (colors or {}).get(name, color(i))
+        if seeds and len(pairs) > 1:
+            ax.scatter(gx, gy, color=c, s=8, alpha=0.35, lw=0)
+        ax.errorbar([mx], [my], xerr=[hx], yerr=[hy], fmt="o", ms=5, color=c, capsize=3,
+                    label=_label(name, len(list(xv)) - len(pairs)))
+        xs_all.append(mx)
+        ys_all.append(my)
+    _apply_log(ax, "x", xlog, xs_all)
+    _apply_log(ax, "y", ylog, ys_all)
+    _decorate(ax, xlabel=xlabel, ylabel=ylabel, title=title, legend=legend)
 
 
 def heatmap_panel(ax, matrix: Sequence[Sequence[float]], *, xticks: Sequence[Any],
