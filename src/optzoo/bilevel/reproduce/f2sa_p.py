@@ -131,6 +131,7 @@ from optzoo.experiment.verdicts import (
     tune,
     undecided,
 )
+from optzoo.report import figures as fg
 
 SLUG = "f2sa-p"
 A_ORDERS = (1, 2, 3, 4, 5)
@@ -817,87 +818,68 @@ def _notes(cfg: F2SAConfig) -> list[str]:
     ]
 
 
+def _log10(v: float) -> float:
+    """log10 of a positive finite value, else nan (left out of the figure's mean)."""
+    return math.log10(v) if v is not None and 0 < v < math.inf else math.nan
+
+
 def _plot_a(results: list[Result], path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, (ax,) = fg.grid(1, panel=(5.5, 4.0))
+    series, reference = {}, {}
     for p in A_ORDERS:
         nus = nu_range(p)
-        errs = np.exp(np.mean([[math.log(r.metrics[f"err_p{p}_{i}"]) for i in range(A_POINTS)]
-                               for r in results], axis=0))
-        ax.loglog(nus, errs, marker="o", label=f"p = {p}")
-        ax.loglog(nus, errs[-1] * (nus / nus[-1]) ** p, color="gray", lw=0.6, ls="--")
-    ax.set_xlabel("ν")
-    ax.set_ylabel("‖ĝ_p(ν) − ∇Φ(x)‖ (geometric mean over instances)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="A: finite-difference bias with exact node solutions; "
-                  "dashed lines have slope p")
+        series[f"p = {p}"] = {float(nu): [_log10(r.metrics[f"err_p{p}_{i}"]) for r in results]
+                              for i, nu in enumerate(nus)}
+        top = float(np.mean([_log10(r.metrics[f"err_p{p}_{A_POINTS - 1}"]) for r in results]))
+        # one legend entry for the five reference lines (labels starting "_" are not listed)
+        reference["slope p" if p == A_ORDERS[0] else f"_slope {p}"] = (
+            list(nus), list(top + p * (np.log10(nus) - math.log10(nus[-1]))))
+    fg.line_panel(ax, series, reference=reference, xlabel="ν", xlog=True, ylog=False,
+                  ylabel="log10 ‖ĝ_p(ν) − ∇Φ(x)‖")
+    return fg.save(fig, path, "A: finite-difference bias with exact node solutions, log10 of the "
+                   "error (mean ± 95 % CI over instances, i.e. the geometric mean); dashed lines "
+                   "have slope p")
 
 
 def _plot_b(tuned: dict, cfg: F2SAConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     dims = sorted({d for _, d in tuned})
-    fig, axes = plt.subplots(1, len(dims), figsize=(5.5 * len(dims), 4), squeeze=False)
+    fig, axes = fg.grid(len(dims), panel=(5.5, 4.0))
     marks = cfg.b_budget * np.arange(1, B_CHECKPOINTS + 1) / B_CHECKPOINTS
-    for ax, d in zip(axes[0], dims, strict=True):
+    for ax, d in zip(axes, dims, strict=True):
+        curves = {}
         for method in sorted({m for m, dd in tuned if dd == d}, key=_method_rank):
             rs = tuned.get((method, d))
-            if not rs:
-                continue
-            curves = np.array([[r.metrics[f"curve_{i:02d}"] for i in range(B_CHECKPOINTS)]
-                               for r in rs], dtype=float)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ax.semilogy(marks, np.exp(np.mean(np.log(curves), axis=0)), label=method)
-        ax.axhline(cfg.b_tol, color="gray", lw=0.8, ls="--")
-        ax.set_title(f"d = {d}")
-        ax.set_xlabel("SFO calls")
-        ax.set_ylabel("‖∇Φ(x_t)‖ (geometric mean over seeds)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="B: exact ‖∇Φ‖ of the iterate vs SFO calls, each method at "
-                  "its tuned grid point; dashed: the tolerance")
+            if rs:
+                curves[method] = [[_log10(r.metrics[f"curve_{i:02d}"])
+                                   for i in range(B_CHECKPOINTS)] for r in rs]
+        fg.curves_panel(ax, curves, x=marks, ylog=False, title=f"d = {d}", xlabel="SFO calls",
+                        ylabel="log10 ‖∇Φ(x_t)‖")
+        ax.axhline(math.log10(cfg.b_tol), color="0.4", lw=0.8, ls="--")  # the tolerance
+    return fg.save(fig, path, "B: exact ‖∇Φ‖ of the iterate vs SFO calls, each method at its "
+                   "tuned grid point, log10 (mean ± 95 % CI over seeds, i.e. the geometric mean; "
+                   "diverged points left out); dashed: the tolerance")
 
 
 def _plot_c(results: list[Result], budget: float, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (a, b) = fg.grid(2, panel=(5.5, 4.0))
+    loss, steps, calls = {}, {}, {}
     for m in METHODS:
         rs = [r for r in results if r.trial.method == m]
         if not rs:
             continue
         n = min(len(_curve(r, "c_loss_")) for r in rs)
-        loss = np.mean([_curve(r, "c_loss_")[:n] for r in rs], axis=0)
-        ax[0].plot(_curve(rs[0], "c_step_")[:n], loss, marker=".", label=m)
-        ax[1].plot(np.mean([_curve(r, "c_calls_")[:n] for r in rs], axis=0), loss, marker=".",
-                   label=m)
-    ax[0].set_xlabel("outer iterations")
-    ax[1].set_xlabel("SFO calls")
-    ax[1].axvline(budget, color="gray", lw=0.8, ls="--")
-    for a in ax:
-        a.set_ylabel("test cross-entropy (mean over seeds)")
-        a.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="C: learn-to-regularise on digits, test loss of the lower "
-                  "iterate vs outer iterations (left, the paper's axis) and vs SFO calls (right; "
-                  "dashed: F²SA's calls after T iterations)")
+        loss[m] = [_curve(r, "c_loss_")[:n] for r in rs]
+        steps[m] = _curve(rs[0], "c_step_")[:n]
+        calls[m] = np.mean([_curve(r, "c_calls_")[:n] for r in rs], axis=0)
+    colors = {m: fg.color(METHODS.index(m)) for m in loss}
+    fg.curves_panel(a, loss, x=steps, colors=colors, xlabel="outer iterations",
+                    ylabel="test cross-entropy")
+    fg.curves_panel(b, loss, x=calls, colors=colors, xlabel="SFO calls (mean over seeds)",
+                    ylabel="test cross-entropy")
+    b.axvline(budget, color="0.4", lw=0.8, ls="--")  # F²SA's calls after T iterations
+    return fg.save(fig, path, "C: learn-to-regularise on digits, test loss of the lower iterate "
+                   "(mean ± 95 % CI over seeds) vs outer iterations (left, the paper's axis) and "
+                   "vs SFO calls (right; dashed: F²SA's calls after T iterations)")
 
 
 REPRODUCTION = Reproduction(

@@ -126,6 +126,7 @@ from optzoo.experiment.verdicts import (
     undecided,
     within,
 )
+from optzoo.report import figures as fg
 
 SLUG = "unibio"
 METHODS = ("unibio", "stocbio", "ttsa", "masoba")
@@ -684,63 +685,40 @@ def _claims_b(best_b, tuned_b, floors, cfg: UniBiOConfig) -> list[Claim]:
     return [b1, b2]
 
 
-def _curve(rs: list[Result], prefix: str = "curve_") -> np.ndarray:
-    return np.array([[float(r.metrics[f"{prefix}{j:02d}"]) for j in range(CHECKPOINTS + 1)]
-                     for r in rs]).mean(0)
+def _curves(rs: list[Result], prefix: str = "curve_") -> list[list[float]]:
+    """One curve per seed (the figure takes the mean and its 95 % CI over seeds)."""
+    return [[float(r.metrics[f"{prefix}{j:02d}"]) for j in range(CHECKPOINTS + 1)] for r in rs]
 
 
 def _plot_a(best, ps, cfg, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(ps), figsize=(4.2 * len(ps), 3.6), squeeze=False)
+    fig, axes = fg.grid(len(ps), panel=(4.6, 3.8))
     budgets = np.linspace(0, cfg.a_budget, CHECKPOINTS + 1)
-    for ax, p in zip(axes[0], ps, strict=True):
-        for m in A_METHODS:
-            if (m, p) in best:
-                lr, rs = best[(m, p)]
-                ax.semilogy(budgets, _curve(rs), label=f"{LABELS[m]} (η={lr:g})")
-        ax.axhline(TARGET, color="gray", ls="--", lw=0.8)
-        ax.set_title(f"p = {p}")
-        ax.set_xlabel("oracle calls")
-        ax.set_ylabel("min ‖∇Φ‖ so far")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="A. Vector synthetic: running minimum of ‖∇Φ‖ vs oracle "
-                  "calls (mean over seeds; dashed: the 1e-2 target)")
+    for ax, p in zip(axes, ps, strict=True):
+        curves = {f"{LABELS[m]} (η={best[(m, p)][0]:g})": _curves(best[(m, p)][1])
+                  for m in A_METHODS if (m, p) in best}
+        fg.curves_panel(ax, curves, x=budgets, ylog=True, title=f"p = {p}",
+                        xlabel="oracle calls", ylabel="min ‖∇Φ‖ so far")
+        ax.axhline(TARGET, color="0.4", ls="--", lw=0.8)  # the target
+    return fg.save(fig, path, "A. Vector synthetic: running minimum of ‖∇Φ‖ vs oracle calls "
+                   f"(mean ± 95 % CI over seeds; dashed: the {TARGET:g} target)")
 
 
 def _plot_scalar(scal, cfg, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     noises = sorted({k[3] for k in scal})
-    fig, axes = plt.subplots(2, len(noises), figsize=(4.2 * len(noises), 6.6), squeeze=False)
+    fig, axes = fg.grid(2 * len(noises), ncols=len(noises), panel=(4.6, 3.5))
     ts = np.linspace(0, cfg.s_steps, CHECKPOINTS + 1)
     for col, noise in enumerate(noises):
-        for (_, p, _, nz), rs in sorted(scal.items()):
-            if nz == noise:
-                # log scale: D⁻¹ (floor 1e-6) turns noise into spikes of 10³–10⁴
-                axes[0][col].semilogy(ts, _curve(rs, "est_curve_"), label=f"p = {p}")
-                axes[1][col].plot(ts, _curve(rs), label=f"p = {p}")
-        axes[0][col].set_title(f"lower noise std {noise:g}")
-        axes[0][col].set_ylabel("estimate |ĝ_t| (paper's axis)")
-        axes[1][col].set_ylabel("exact |∇Φ(x_t)|")
-        for ax in (axes[0][col], axes[1][col]):
-            ax.set_xlabel("iteration")
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="S. Paper's scalar synthetic through the HVP path: the "
-                  "hyper-gradient estimate |ĝ_t| the paper plots (top) and the exact |∇Φ(x_t)| "
-                  "(bottom) vs iteration (mean over seeds)")
+        rows = [(p, rs) for (_, p, _, nz), rs in sorted(scal.items()) if nz == noise]
+        # log scale: D⁻¹ (floor 1e-6) turns noise into spikes of 10³–10⁴
+        fg.curves_panel(axes[col], {f"p = {p}": _curves(rs, "est_curve_") for p, rs in rows},
+                        x=ts, ylog=True, title=f"lower noise std {noise:g}",
+                        xlabel="iteration", ylabel="estimate |ĝ_t| (paper's axis)")
+        fg.curves_panel(axes[len(noises) + col], {f"p = {p}": _curves(rs) for p, rs in rows},
+                        x=ts, title=f"lower noise std {noise:g}", xlabel="iteration",
+                        ylabel="exact |∇Φ(x_t)|")
+    return fg.save(fig, path, "S. Paper's scalar synthetic through the HVP path: the "
+                   "hyper-gradient estimate |ĝ_t| the paper plots (top) and the exact |∇Φ(x_t)| "
+                   "(bottom) vs iteration (mean ± 95 % CI over seeds)")
 
 
 def _notes(cfg: UniBiOConfig) -> list[str]:

@@ -116,6 +116,7 @@ from optzoo.predictions.contract_scheduling import ContractScheduling
 from optzoo.predictions.decision_metrics import RobustFamily, window_weight
 from optzoo.predictions.one_max import OneMaxSearch
 from optzoo.predictions.ski_rental import SkiRental
+from optzoo.report import figures as fg
 
 PROBLEMS = ("ski_rental", "one_max", "contract")
 WINDOWS = {"half": (0.5, 2.0), "zero": (0.0, 2.0)}
@@ -644,69 +645,60 @@ def _claim_one_max(results: list[Result], cfg: DecisionMetricsConfig,
 
 
 def _figures(results: list[Result], outdir: Path, p0: dict[str, Any]) -> list[Figure]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     figs = []
     problems = list(dict.fromkeys(r.trial.problem for r in results))
-    fig, axes = plt.subplots(1, len(problems), figsize=(5.5 * len(problems), 4.2), squeeze=False)
-    for ax, prob in zip(axes[0], problems, strict=True):
+    fig, axes = fg.grid(len(problems), ncols=min(len(problems), 3), panel=(6.5, 4.4))
+    for ax, prob in zip(axes, problems, strict=True):
         rs = _by(results, problem=prob)
         methods = list(dict.fromkeys(r.trial.method for r in rs))
         levels = list(dict.fromkeys((_noise(r), r.trial.params["sigma"]) for r in rs))
-        step = 0.8 / max(1, 2 * len(levels))
-        for j, (nz, s) in enumerate(levels):
+        series: dict[str, dict[str, list[float]]] = {}
+        for nz, s in levels:
             sym = "σ" if nz == "lognormal" else "s"
-            for tag, mk in (("", "o"), ("heldout_", "x")):
-                cells = [_cell(_by(rs, method=m, noise=nz, sigma=s), f"{tag}avg_ratio")
-                         for m in methods]
-                xs = np.arange(len(methods)) + step * (2 * j + (tag != "")) - 0.4
-                ax.errorbar(xs, [c[0] for c in cells], yerr=[0 if math.isnan(c[1]) else c[1]
-                                                             for c in cells],
-                            fmt=mk, ms=4, capsize=2,
-                            label=f"{nz} {sym}={s:g}" + (f" test@2{sym}" if tag else ""))
-        ax.set_xticks(range(len(methods)), methods, rotation=70, fontsize=7)
-        ax.set_ylabel("average performance ratio")
-        ax.set_title(prob)
-        ax.legend(fontsize=6)
-    fig.tight_layout()
+            for tag in ("", "heldout_"):
+                label = f"{nz} {sym}={s:g}" + (f" test@2{sym}" if tag else "")
+                series[label] = {m: list(_seeds(rs, f"{tag}avg_ratio", method=m, noise=nz,
+                                                sigma=s).values()) for m in methods}
+        fg.category_panel(ax, series, kind="point", title=prob,
+                          ylabel="average performance ratio")
     path = outdir / "decision_metrics_avg_ratio.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    figs.append(Figure(path, "Average performance ratio (mean ± 95% CI over seeds) per method; "
-                             "crosses: the same policies tested at 2σ (held out)."))
+    figs.append(fg.save(fig, path, "Average performance ratio (mean ± 95% CI over seeds) per "
+                                   "method and prediction model; 'test@2σ' / 'test@2s': the same "
+                                   "policies tested at 2σ / 2s (held out)."))
 
-    # error-vs-performance curves for one prediction per problem (the paper's pictures)
-    fig, axes = plt.subplots(1, len(problems), figsize=(5.5 * len(problems), 4.0), squeeze=False)
+    # error-vs-performance curves for one prediction per problem (the paper's pictures): exact
+    # closed forms, no seeds, so no interval; line_panel would put a marker on each of the 1500
+    # points, so these deterministic curves are drawn as plain lines on the grid's axes
+    fig, axes = fg.grid(len(problems), ncols=min(len(problems), 3), panel=(6.5, 4.2))
     show = {"ski_rental": (8.0, ["pareto_follow", "bp_rho=b", "prediction_free"]),
             "one_max": (30.0, ["po1", "po2", "delta_tol"]),
             "contract": (1.5, ["follow", "prediction_free", "delta_tol"])}
-    for ax, prob in zip(axes[0], problems, strict=True):
+    for ax, prob in zip(axes, problems, strict=True):
         pr = make_problem(prob)
         y, base = show[prob]
         lo_x, hi_x = max(y / 4, pr.domain[0] + 1e-9), min(4 * y, pr.domain[1])
         xs = np.linspace(lo_x, hi_x, 1500)
         kw = {"delta": p0["delta"], "n_param": p0["n_param"], "n_x": p0["n_x"]}
         curves = {m: choose(prob, m, y, **kw) for m in (*base, "max@half", "avg@half")}
-        for m, t in curves.items():
-            ax.plot(xs, pr.ratio(t, xs), lw=1.2, label=f"{m} (param {t:.3g})")
+        values = []
+        for i, (m, t) in enumerate(curves.items()):
+            ratio = pr.ratio(t, xs)
+            values += list(np.ravel(ratio))
+            ax.plot(xs, ratio, lw=1.2, color=fg.color(i), label=f"{m} (param {t:.3g})")
         ax.plot(xs, pr.ideal_ratio(xs), "k--", lw=1, label="ideal I_r")
         ax.axvline(y, color="grey", lw=0.8)
         ax.set_xlabel("true value x (prediction y at the grey line)")
         ax.set_ylabel("pr(A, x)")
-        ax.set_title(f"{prob}, y = {y:g}")
-        if prob == "one_max":
+        ax.set_title(f"{prob}, y = {y:g}", fontsize=9)
+        if prob == "one_max" or fg.span_is_wide(values):
             ax.set_yscale("log")
-        ax.legend(fontsize=6)
-    fig.tight_layout()
+        ax.grid(True, alpha=0.25, lw=0.5)
+        ax.legend(fontsize=7)
     path = outdir / "decision_metrics_curves.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    figs.append(Figure(path, "Performance ratio against the true value for one prediction: "
-                             "Pareto choices jump right next to y, MAX/AVG (window [y/2, 2y]) "
-                             "stay close to the ideal I_r over the window."))
+    figs.append(fg.save(fig, path, "Performance ratio against the true value for one "
+                                   "prediction (exact, no seeds): Pareto choices jump right next "
+                                   "to y, MAX/AVG (window [y/2, 2y]) stay close to the ideal I_r "
+                                   "over the window."))
     return figs
 
 

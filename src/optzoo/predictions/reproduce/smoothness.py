@@ -107,6 +107,7 @@ from optzoo.predictions.scheduling import (
     thm61_opt,
     unrestricted,
 )
+from optzoo.report import figures as fg
 
 SLUG = "predictions-smoothness"
 
@@ -434,40 +435,49 @@ def _upper_claim(results: list[Result], problem: str, method: str, text: str,
 
 def _plot_search(results: list[Result], problem: str, methods: tuple[str, ...],
                  path: Path, title: str, curves: dict[str, Any]) -> Figure | None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Left: each seed's worst ratio found, mean ± 95 % CI over seeds; right: the maximum over
+    seeds (what the claims test) and the paper's construction the search started from."""
     rows = [r for r in results if r.trial.problem == problem]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(6, 4))
     ms = sorted({int(r.trial.params["m"]) for r in rows})
+    per_seed: dict[str, dict[float, list[float]]] = {}
+    worst_of: dict[str, dict[float, list[float]]] = {}
+    cons: dict[str, dict[float, list[float]]] = {}
     for method in methods:
+        worst = _worst(rows, problem, method)
         for m in ms:
-            worst = _worst(rows, problem, method)
-            pts = sorted((e, v) for (_, e, mm), (v, _) in worst.items() if mm == m)
-            if pts:
-                label = method if len(ms) == 1 else f"{method} (m={m})"
-                line, = ax.plot(*zip(*pts, strict=True), marker="o", label=label)
-                cons = sorted({(float(r.trial.params["eta"]), float(r.metrics[
-                    "construction_ratio"])) for r in rows if r.trial.method == method
-                    and int(r.trial.params["m"]) == m and "construction_ratio" in r.metrics})
-                if cons:  # the seeds alone: what the search started from
-                    ax.plot(*zip(*cons, strict=True), "x", color=line.get_color(),
-                            label=f"{label}: construction")
-    etas = np.linspace(min(float(r.trial.params["eta"]) for r in rows),
-                       max(float(r.trial.params["eta"]) for r in rows), 100)
-    for label, fn in curves.items():
-        ax.plot(etas, [fn(e) for e in etas], "--", label=label)
-    ax.set_xlabel("prediction error η")
-    ax.set_ylabel("worst ALG/OPT found (max over seeds)")
-    ax.set_title(title)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Figure(path=path, caption=title)
+            label = method if len(ms) == 1 else f"{method} (m={m})"
+            sel = [r for r in rows if r.trial.method == method and int(r.trial.params["m"]) == m]
+            for r in sel:
+                e = float(r.trial.params["eta"])
+                per_seed.setdefault(label, {}).setdefault(e, []).append(
+                    float(r.metrics["worst_ratio"]))
+                if "construction_ratio" in r.metrics:  # the seeds alone: the search's start
+                    cons.setdefault(f"{label}: construction", {}).setdefault(e, []).append(
+                        float(r.metrics["construction_ratio"]))
+            for (_, e, mm), (v, _) in worst.items():
+                if mm == m:
+                    worst_of.setdefault(label, {})[e] = [v]
+    colors = {label: fg.color(i) for i, label in enumerate(per_seed)}
+    colors.update({label: fg.color(len(per_seed) + i) for i, label in enumerate(cons)})
+    lo = min(float(r.trial.params["eta"]) for r in rows)
+    hi = max(float(r.trial.params["eta"]) for r in rows)
+    if hi <= lo * 1.05:  # one η: widen the bound's segment so that it shows
+        lo, hi = lo * 0.97, hi * 1.03
+    etas = np.linspace(lo, hi, 100)
+    reference = {label: (list(etas), [fn(e) for e in etas]) for label, fn in curves.items()}
+    fig, (a, b) = fg.grid(2, panel=(6.0, 4.2))
+    fg.line_panel(a, per_seed, colors=colors, reference=reference, xlog=False,
+                  xlabel="prediction error η", ylabel="worst ALG/OPT found by a seed",
+                  title=f"{title}: mean ± 95 % CI over seeds")
+    fg.line_panel(b, {**worst_of, **cons}, colors=colors, reference=reference, xlog=False,
+                  xlabel="prediction error η", ylabel="worst ALG/OPT found (max over seeds)",
+                  title=f"{title}: max over seeds, and the construction")
+    return fg.save(fig, path, f"{title}: left, each seed's worst ratio found (mean ± 95 % CI "
+                   "over seeds); right, the maximum over seeds (what the claims test; a maximum "
+                   "has no interval) and the paper's construction the search started from; "
+                   "dashed: the bounds")
 
 
 def _lower_bound_verdict(rs: list[Result], tol: float) -> Verdict:
@@ -541,29 +551,21 @@ def summarize(results: list[Result], cfg: SmoothnessConfig, outdir: Path) -> Sum
         figures.append(fig)
     lb = [r for r in results if r.trial.problem in ("thm41", "thm51")]
     if lb:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        f, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+        f, axes = fg.grid(2, panel=(4.8, 3.6))
         for ax, problem in zip(axes, ("thm41", "thm51"), strict=True):
             rs = [r for r in lb if r.trial.problem == problem]
-            for method in sorted({r.trial.method for r in rs}):
-                pts = sorted((float(r.trial.params["eta"]), float(r.metrics["ratio"]))
-                             for r in rs if r.trial.method == method)
-                ax.plot(*zip(*pts, strict=True), marker="o", label=method)
-            if rs:
-                pts = sorted({(float(r.trial.params["eta"]), float(r.metrics["bound"]))
-                              for r in rs})
-                ax.plot(*zip(*pts, strict=True), "k--", label="paper's bound")
-            ax.set_title(f"{problem}: ALG/OPT on the construction")
-            ax.set_xlabel("η")
-            if rs:
-                ax.legend(fontsize=7)
-        f.tight_layout()
-        path = outdir / "lower_bounds.png"
-        f.savefig(path, dpi=120)
-        plt.close(f)
-        figures.append(Figure(path=path, caption="Lower-bound constructions vs the bounds"))
+            series: dict[str, dict[float, list[float]]] = {}
+            for r in sorted(rs, key=lambda r: r.trial.method):
+                series.setdefault(r.trial.method, {}).setdefault(
+                    float(r.trial.params["eta"]), []).append(float(r.metrics["ratio"]))
+            pts = sorted({(float(r.trial.params["eta"]), float(r.metrics["bound"]))
+                          for r in rs})
+            ref = {"paper's bound": ([e for e, _ in pts], [v for _, v in pts])} if pts else {}
+            fg.line_panel(ax, series, reference=ref, xlog=False, xlabel="η",
+                          ylabel="ALG/OPT", title=f"{problem}: ALG/OPT on the construction")
+        figures.append(fg.save(f, outdir / "lower_bounds.png",
+                               "Lower-bound constructions vs the bounds (deterministic: one run "
+                               "per η, so no interval)"))
 
     # Claims: upper bounds (no instance found above them).
     for problem, method, text in (

@@ -135,6 +135,7 @@ from optzoo.experiment.verdicts import (
     tune,
     undecided,
 )
+from optzoo.report import figures as fg
 from optzoo.unlearning import (
     accuracy,
     capped,
@@ -722,63 +723,66 @@ def _arm_row(label: str, groups: dict[str, list[Result]], cfg: OFMUConfig) -> li
             _fmt(rs, "seconds")]
 
 
+def _ci_point(rs: list[Result], key: str) -> tuple[float, float]:
+    """Mean and 95 % CI half-width over seeds (half-width 0 for a single seed)."""
+    v = [x for x in _vals(rs, key) if math.isfinite(x)]
+    if not v:
+        return math.nan, 0.0
+    m, h = mean_ci(v)
+    return m, (0.0 if math.isnan(h) else h)
+
+
+FRONT_MARKERS = (("ofmu", "*"), ("ofmu_beta0", "s"), ("ofmu_first_order", "P"),
+                 ("ofmu_anchor", "<"), ("ga", "v"), ("npo", "^"), ("ft", "D"),
+                 ("retrain", "X"), ("original", "o"))
+
+
 def _plot_front(per_task, cfg: OFMUConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, max(len(per_task), 1), figsize=(6 * max(len(per_task), 1), 4.2),
-                             squeeze=False)
-    for ax, (task, groups) in zip(axes[0], per_task.items(), strict=False):
+    # a 2-D scatter (forget gap, test accuracy) with a 95 % CI on both coordinates: no panel
+    # of optzoo.report.figures draws one, so this panel uses the axes' own errorbar
+    fig, axes = fg.grid(max(len(per_task), 1), panel=(6.0, 4.4))
+    for ax, (task, groups) in zip(axes, per_task.items(), strict=False):
         gd = [groups[f"graddiff λ={lam:g}"] for lam in cfg.lambdas]
-        xs, ys = [_mean(rs, "forget_gap") for rs in gd], [_mean(rs, "test_acc") for rs in gd]
-        ax.plot(xs, ys, "o-", color="gray", label="GradDiff (λ grid)")
-        for lam, x, y in zip(cfg.lambdas, xs, ys, strict=True):
-            ax.annotate(f"{lam:g}", (x, y), fontsize=7)
-        for m, mk in (("ofmu", "*"), ("ofmu_beta0", "s"), ("ofmu_first_order", "P"),
-                      ("ofmu_anchor", "<"), ("ga", "v"),
-                      ("npo", "^"), ("ft", "D"), ("retrain", "X"), ("original", "o")):
+        pts = [(_ci_point(rs, "forget_gap"), _ci_point(rs, "test_acc")) for rs in gd]
+        ax.errorbar([x for (x, _), _ in pts], [y for _, (y, _) in pts],
+                    xerr=[hx for (_, hx), _ in pts], yerr=[hy for _, (_, hy) in pts],
+                    fmt="o-", color="0.5", ms=5, capsize=3, lw=0.9,
+                    label="GradDiff (λ grid, in λ order)")
+        for k, (lam, ((x, _), (y, _))) in enumerate(zip(cfg.lambdas, pts, strict=True)):
+            ax.annotate(f"λ={lam:g}", (x, y), fontsize=7, xytext=(4, 4 - 9 * (k % 2)),
+                        textcoords="offset points")  # alternate: close points stay legible
+        for i, (m, mk) in enumerate(FRONT_MARKERS):
             if m in groups:
-                ax.plot(_mean(groups[m], "forget_gap"), _mean(groups[m], "test_acc"), mk,
-                        ms=10 if m == "ofmu" else 7, label=m)
+                (x, hx), (y, hy) = (_ci_point(groups[m], "forget_gap"),
+                                    _ci_point(groups[m], "test_acc"))
+                ax.errorbar([x], [y], xerr=[hx] if hx else None, yerr=[hy] if hy else None,
+                            fmt=mk, color=fg.color(i), ms=10 if m == "ofmu" else 7, capsize=3,
+                            lw=0.9, label=m)
         ax.set_xlabel("forget gap |UA − UA_retrain|")
         ax.set_ylabel("test accuracy")
-        ax.set_title(task)
+        ax.set_title(task, fontsize=9)
+        ax.grid(True, alpha=0.25, lw=0.5)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Forget gap vs test accuracy (means over seeds): GradDiff "
-                  "swept over λ against OFMU and the other methods (up-left is better)")
+    return fg.save(fig, path, "Forget gap vs test accuracy (mean ± 95 % CI over seeds on both "
+                   "axes): GradDiff swept over λ against OFMU and the other methods (up-left is "
+                   "better)")
 
 
 def _plot_curves(per_task, cfg: OFMUConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, max(len(per_task), 1), figsize=(6 * max(len(per_task), 1), 4),
-                             squeeze=False)
+    fig, axes = fg.grid(max(len(per_task), 1), panel=(6.0, 4.0))
     every = cfg.inner_steps + 1
-    for ax, (task, groups) in zip(axes[0], per_task.items(), strict=False):
+    for ax, (task, groups) in zip(axes, per_task.items(), strict=False):
+        curves = {}
         for label in ("ga", f"graddiff λ={SMOOTH_REF_LAMBDA:g}", "npo", "ofmu", "ofmu_beta0"):
             rs = groups.get(label)
-            if not rs:
-                continue
-            keys = sorted(k for k in rs[0].metrics if k.startswith("curve_"))
-            ys = [_mean(rs, k) for k in keys]
-            ax.plot(np.arange(len(ys)) * every, ys, label=label)
-        ax.set_xlabel("gradient updates")
-        ax.set_ylabel("retain accuracy")
-        ax.set_title(task)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"Retain accuracy during unlearning, sampled every "
-                  f"{every} updates (mean over seeds)")
+            if rs:
+                keys = sorted(k for k in rs[0].metrics if k.startswith("curve_"))
+                curves[label] = [[float(r.metrics.get(k, math.nan)) for k in keys] for r in rs]
+        n = max((len(c[0]) for c in curves.values() if c), default=0)
+        fg.curves_panel(ax, curves, x=np.arange(n) * every, title=task,
+                        xlabel="gradient updates", ylabel="retain accuracy")
+    return fg.save(fig, path, f"Retain accuracy during unlearning, sampled every {every} "
+                   "updates (mean ± 95 % CI over seeds)")
 
 
 def _notes(cfg: OFMUConfig) -> list[str]:
