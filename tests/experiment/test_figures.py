@@ -198,3 +198,15 @@ def test_a_single_x_series_gets_an_error_bar_and_references_are_drawn():
     fig, (ax,) = figures.grid(1)
     figures.curves_panel(ax, {"c": [[1, 2, 3], [2, 3, 4]]}, hline=1.0, vline=1.0)
     assert len(ax.get_lines()) == 3  # the mean, the level, the vertical mark
+
+
+def test_by_seed_dicts_are_one_series_and_grid_shares_axes():
+    fig, (ax,) = figures.grid(1)
+    figures.category_panel(ax, {"dpo": {0: 0.5, 1: 0.6, 2: 0.7}, "ti-dpo": {0: 0.8, 1: 0.9}})
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["dpo", "ti-dpo"]
+    assert [b.get_height() for b in ax.patches] == pytest.approx([0.6, 0.85])
+    fig, axes = figures.grid(2, sharey=True)
+    figures.line_panel(axes[0], {"a": {1: [1, 2], 2: [3, 4]}}, legend="outside")
+    figures.line_panel(axes[1], {"a": {1: [10, 20], 2: [30, 40]}})
+    assert axes[0].get_ylim() == axes[1].get_ylim()
+    assert axes[0].get_legend() is not None

@@ -64,8 +64,10 @@ def color(i: int) -> str:
     return f"C{i % 10}"
 
 
-def grid(n: int, *, ncols: int | None = None, panel: tuple[float, float] = (5.0, 3.8)):
-    """A figure of ``n`` panels, ``ncols`` to a row (all in one row up to four).
+def grid(n: int, *, ncols: int | None = None, panel: tuple[float, float] = (5.0, 3.8),
+         sharey: bool = False, sharex: bool = False):
+    """A figure of ``n`` panels, ``ncols`` to a row (all in one row up to four); ``sharey`` /
+    ``sharex`` share the axes' limits across panels, as in :func:`matplotlib.pyplot.subplots`.
 
     Returns ``(fig, axes)`` with ``axes`` a flat list of length ``n``; unused cells of the last
     row are hidden.
@@ -76,7 +78,7 @@ def grid(n: int, *, ncols: int | None = None, panel: tuple[float, float] = (5.0,
     ncols = min(n, 4) if ncols is None else max(1, min(int(ncols), n))
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel[0] * ncols, panel[1] * nrows),
-                             squeeze=False)
+                             squeeze=False, sharey=sharey, sharex=sharex)
     flat = [ax for row in axes for ax in row]
     for ax in flat[n:]:
         ax.set_visible(False)
@@ -90,6 +92,10 @@ def _finite(values: Sequence[float] | Any) -> tuple[list[float], int]:
     vals = [math.nan if v is None else float(v) for v in flat]
     good = [v for v in vals if math.isfinite(v)]
     return good, len(vals) - len(good)
+
+
+def _scalar(x: Any) -> bool:
+    return x is None or isinstance(x, (int, float, np.number))
 
 
 def _mean_half(values: Sequence[float]) -> tuple[float, float]:
@@ -116,7 +122,7 @@ def _apply_log(ax, axis: str, log: bool | str, values: Sequence[float]) -> None:
 
 
 def _decorate(ax, *, xlabel: str | None, ylabel: str | None, title: str | None,
-              legend: bool) -> None:
+              legend: bool | str) -> None:
     if xlabel:
         ax.set_xlabel(xlabel)
     if ylabel:
@@ -124,7 +130,10 @@ def _decorate(ax, *, xlabel: str | None, ylabel: str | None, title: str | None,
     if title:
         ax.set_title(title, fontsize=9)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
+        if legend == "outside":  # beside the panel, where it cannot cover a line
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        else:
+            ax.legend(fontsize=7, loc="best" if legend is True else legend)
     ax.grid(True, alpha=0.25, lw=0.5)
 
 
@@ -145,7 +154,7 @@ def line_panel(ax, series: Mapping[str, Mapping[float, Sequence[float]]], *,
                colors: Mapping[str, str] | None = None,
                reference: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
                hline: float | None = None, marker: str | None = "o",
-               legend: bool = True) -> None:
+               legend: bool | str = True) -> None:
     """Means over seeds against a numeric ``x``, with 95 % CI bands.
 
     Args:
@@ -160,7 +169,8 @@ def line_panel(ax, series: Mapping[str, Mapping[float, Sequence[float]]], *,
         hline: a reference level drawn as a dashed line.
         marker: the marker of each mean (``None`` for dense curves); a series with a single
             ``x`` always shows a marker and an error bar, since a band would have no width.
-        legend: draw the legend.
+        legend: draw the legend (``True``), not (``False``), or a matplotlib ``loc`` string;
+            ``"outside"`` puts it to the right of the panel.
     """
     xs_all: list[float] = []
     ys_all: list[float] = []
@@ -200,7 +210,7 @@ def curves_panel(ax, curves: Mapping[str, Sequence[Sequence[float]]], *,
                  ylog: bool | str = "auto", colors: Mapping[str, str] | None = None,
                  reference: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
                  hline: float | None = None, vline: float | None = None,
-                 legend: bool = True) -> None:
+                 marker: str | None = None, legend: bool | str = True) -> None:
     """Per-seed curves (training loss, gradient norm, …) as their mean with a 95 % CI band.
 
     Args:
@@ -234,7 +244,8 @@ def curves_panel(ax, curves: Mapping[str, Sequence[Sequence[float]]], *,
         half = np.where(kk > 1, student.ppf(0.975, np.maximum(kk - 1, 1)) * np.sqrt(var / kk),
                         0.0)
         c = (colors or {}).get(name, color(i))
-        ax.plot(xs[keep], mean, color=c, lw=1.2, label=f"{name} (n = {len(runs)})")
+        ax.plot(xs[keep], mean, color=c, lw=1.2, marker=marker, ms=3,
+                label=f"{name} (n = {len(runs)})")
         ax.fill_between(xs[keep], mean - half, mean + half, color=c, alpha=0.18, lw=0)
         ys_all += list(mean)
     _references(ax, reference, hline)
@@ -248,7 +259,7 @@ def curves_panel(ax, curves: Mapping[str, Sequence[Sequence[float]]], *,
 def category_panel(ax, values: Mapping[str, Any], *, ylabel: str | None = None,
                    title: str | None = None, kind: str = "bar", ylog: bool | str = "auto",
                    colors: Mapping[str, str] | None = None, hline: float | None = None,
-                   xlabel: str | None = None, legend: bool = True) -> None:
+                   xlabel: str | None = None, legend: bool | str = True) -> None:
     """Means over seeds per category, as bars or points with 95 % CI error bars.
 
     Args:
@@ -263,7 +274,11 @@ def category_panel(ax, values: Mapping[str, Any], *, ylabel: str | None = None,
     """
     if kind not in ("bar", "point"):
         raise ValueError(f"kind: expected 'bar' or 'point', got {kind!r}")
-    grouped = bool(values) and all(isinstance(v, Mapping) for v in values.values())
+    # {category: {seed: value}} (what by_seed returns) is one series; a mapping whose values
+    # are themselves collections of seeds is grouped.
+    grouped = bool(values) and all(
+        isinstance(v, Mapping) and v and not all(_scalar(x) for x in v.values())
+        for v in values.values())
     table: dict[str, dict[str, Any]] = (
         {s: dict(c) for s, c in values.items()} if grouped else {"": dict(values)})
     cats: list[str] = []
@@ -311,14 +326,14 @@ def category_panel(ax, values: Mapping[str, Any], *, ylabel: str | None = None,
     ax.set_xticks(range(len(cats)), ticks, rotation=30 if rotate else 0,
                   ha="right" if rotate else "center", rotation_mode="anchor", fontsize=8)
     _apply_log(ax, "y", ylog, means_all)
-    _decorate(ax, xlabel=xlabel, ylabel=ylabel, title=title, legend=legend and grouped)
+    _decorate(ax, xlabel=xlabel, ylabel=ylabel, title=title, legend=legend if grouped else False)
 
 
 def scatter_panel(ax, points: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
                   xlabel: str | None = None, ylabel: str | None = None,
                   title: str | None = None, xlog: bool | str = "auto",
                   ylog: bool | str = "auto", colors: Mapping[str, str] | None = None,
-                  seeds: bool = True, legend: bool = True) -> None:
+                  seeds: bool = True, legend: bool | str = True) -> None:
     """One point per method at its mean on two metrics, with 95 % CIs on both (a trade-off
     or Pareto plot: forget vs retain accuracy, return vs cost).
 
