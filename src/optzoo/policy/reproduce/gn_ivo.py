@@ -133,7 +133,7 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.core import NotEvaluated, split_claims
-from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
+from optzoo.experiment.stats import fmt_values, metric_values
 from optzoo.experiment.verdicts import (
     Verdict,
     all_of,
@@ -145,6 +145,7 @@ from optzoo.experiment.verdicts import (
     superior,
 )
 from optzoo.policy.trainer import Reinforce
+from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "gn-ivo"
 METHODS = ("gn-ivo", "gn-ivo-one", "grpo", "rloo", "reinforce")
@@ -942,63 +943,47 @@ def summarize(results: list[Result], cfg: GNIVORepro, outdir: Path) -> Summary:
     return Summary(tables=tabs, figures=figures, claims=claims, notes=_notes(cfg) + skipped)
 
 
-def _curve(rs, key):
+def _curve(rs, key) -> dict[float, list[float]]:
+    """``{x: per-seed held-out accuracies}`` of one cell, ``x`` the seeds' mean of ``key`` at
+    each evaluation step (steps that share a mean ``x`` pool their values)."""
     steps = sorted({int(k.split("@")[1]) for r in rs for k in r.metrics
                     if k.startswith("test_accuracy@")})
-    x = [_mean(metric_values(rs, key.format(s))) for s in steps]
-    acc = [mean_ci(metric_values(rs, f"test_accuracy@{s}")) for s in steps]
-    return x, [a[0] for a in acc], [0.0 if math.isnan(a[1]) else a[1] for a in acc]
+    out: dict[float, list[float]] = {}
+    for s in steps:
+        x = _mean(metric_values(rs, key.format(s)))
+        if math.isfinite(x):
+            out.setdefault(x, []).extend(metric_values(rs, f"test_accuracy@{s}"))
+    return out
 
 
 def _plot_curves(results, ms, ks, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     axes_keys = (("optimizer_steps@{}", "optimizer steps"), ("samples@{}", "samples"),
                  ("train@{}_wall_s", "training wall time (s)"))
-    fig, axes = plt.subplots(len(ks), 3, figsize=(13, 3.3 * len(ks)), squeeze=False)
-    for row, k in zip(axes, ks, strict=True):
-        for ax, (key, label) in zip(row, axes_keys, strict=True):
-            for m in ms:
-                rs = _results(results, m, k)
-                if not rs:
-                    continue
-                x, y, h = _curve(rs, key)
-                ax.errorbar(x, y, yerr=h, marker="o", ms=3, capsize=2, label=LABELS[m])
-            ax.set_xlabel(label)
-            ax.set_ylabel(f"held-out accuracy (K = {k})")
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return Figure(path=path, caption="Held-out greedy accuracy (mean ± 95% CI over seeds) vs "
-                  "optimizer steps, samples and training wall time; one row per group size K")
+    fig, axes = grid(3 * len(ks), ncols=3, panel=(4.6, 3.4))
+    for i, k in enumerate(ks):
+        for ax, (key, label) in zip(axes[3 * i:3 * i + 3], axes_keys, strict=True):
+            series = {LABELS[m]: _curve(_results(results, m, k), key) for m in ms
+                      if _results(results, m, k)}
+            line_panel(ax, series, xlabel=label, ylabel=f"held-out accuracy (K = {k})",
+                       colors={LABELS[m]: color(j) for j, m in enumerate(ms)}, xlog=False,
+                       ylog=False)
+    return save(fig, path, "Held-out greedy accuracy (mean ± 95 % CI over seeds) vs optimizer "
+                           "steps, samples and training wall time (x: mean over seeds); one row "
+                           "per group size K")
 
 
 def _plot_theorem(th, ks, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.4))
-    for key, label in (("normalized_tv", "normalised weights: TV(π_θ, π*)"),
-                       ("unnormalized_tv", "unnormalised weights: TV(π_θ, π*)")):
-        stats = [mean_ci(metric_values(th, f"{key}@{k}")) for k in ks]
-        ax.errorbar(ks, [max(s[0], 1e-16) for s in stats],
-                    yerr=[0.0 if math.isnan(s[1]) else s[1] for s in stats], marker="o",
-                    capsize=3, label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("group size K")
-    ax.set_ylabel("bias of the fitted policy")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Theorem 3.2 on the tabular tree: distance of the "
-                  "minimiser of the exact expected GN-IVO loss from π* ∝ π_old·exp(R/α)")
+    fig, (ax,) = grid(1, panel=(5.0, 3.4))
+    # a TV of exactly 0 has no log: drawn at 1e-16
+    line_panel(ax, {label: {k: [max(v, 1e-16) for v in metric_values(th, f"{key}@{k}")]
+                            for k in ks}
+                    for key, label in (("normalized_tv", "normalised weights: TV(π_θ, π*)"),
+                                       ("unnormalized_tv",
+                                        "unnormalised weights: TV(π_θ, π*)"))},
+               xlabel="group size K", ylabel="bias of the fitted policy", xlog=False, ylog=True)
+    return save(fig, path, "Theorem 3.2 on the tabular tree: distance of the minimiser of the "
+                           "exact expected GN-IVO loss from π* ∝ π_old·exp(R/α) (mean ± 95 % CI "
+                           "over seeds; a TV of 0 is drawn at 1e-16)")
 
 
 def _notes(cfg: GNIVORepro) -> list[str]:

@@ -115,7 +115,7 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.core import NotEvaluated, split_claims
-from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
+from optzoo.experiment.stats import fmt_values, metric_values
 from optzoo.experiment.verdicts import (
     Verdict,
     all_of,
@@ -126,6 +126,7 @@ from optzoo.experiment.verdicts import (
     not_acting,
     superior,
 )
+from optzoo.report.figures import grid, line_panel, save
 
 SLUG = "offpolicy-grpo"
 ON_POLICY = "v1-i1-mask"
@@ -792,67 +793,49 @@ def _claim_theorem(results) -> list[Claim]:
         verdict=bound_holds(slacks, 0.0, side="ge", tol=THEOREM_TOL))]
 
 
-def _mean_curve(results, m, key, steps):
-    xs, ys, hs = [], [], []
+def _seed_cells(results, m, key, steps, x=None) -> dict[float, list[float]]:
+    """``{x: per-seed values of key@step}`` of method ``m``; ``x`` the step, or the seeds' mean
+    of ``x.format(step)`` (steps that share a mean ``x`` pool their values)."""
+    out: dict[float, list[float]] = {}
     for s in steps:
         vals = _vals(results, m, f"{key}@{s}")
-        if vals:
-            mu, h = mean_ci(vals)
-            xs.append(s)
-            ys.append(mu)
-            hs.append(0.0 if math.isnan(h) else h)
-    return xs, ys, hs
+        at = _vals(results, m, x.format(s)) if x else [float(s)]
+        if vals and at and math.isfinite(float(np.mean(at))):
+            out.setdefault(float(np.mean(at)), []).extend(vals)
+    return out
 
 
 def _plot_accuracy(results, ms, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), sharey=True)
-    for m in ms:
-        steps = _eval_steps(results, m)
-        s, acc, h = _mean_curve(results, m, "test_accuracy", steps)
-        for ax, key in zip(axes, ("optimizer_steps@{}", "syncs@{}", "train@{}_wall_s"),
-                           strict=True):
-            x = [float(np.mean(_vals(results, m, key.format(t)))) for t in s]
-            ax.errorbar(x, acc, yerr=h, marker="o", ms=3, capsize=2, label=m)
-    for ax, label in zip(axes, ("optimizer steps", "weight syncs",
-                                "training wall time (s, mean over seeds)"), strict=True):
-        ax.set_xlabel(label)
-    axes[0].set_ylabel("held-out greedy accuracy")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Held-out greedy accuracy (mean ± 95% CI over seeds) vs "
-                  "optimizer steps, vs weight syncs to the sampler and vs training wall time")
+    fig, axes = grid(3, panel=(4.8, 3.8))
+    for i, (ax, key, label) in enumerate(zip(
+            axes, ("optimizer_steps@{}", "syncs@{}", "train@{}_wall_s"),
+            ("optimizer steps", "weight syncs", "training wall time (s, mean over seeds)"),
+            strict=True)):
+        line_panel(ax, {m: _seed_cells(results, m, "test_accuracy", _eval_steps(results, m),
+                                       x=key) for m in ms},
+                   xlabel=label, ylabel="held-out greedy accuracy", xlog=False, ylog=False,
+                   legend=i == 0)
+    return save(fig, path, "Held-out greedy accuracy (mean ± 95 % CI over seeds) vs optimizer "
+                           "steps, vs weight syncs to the sampler and vs training wall time "
+                           "(methods vV-iI: sampler synced every V steps, I optimizer steps per "
+                           "batch)")
 
 
 def _plot_diagnostics(results, ms, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for m in ms:
-        steps = [t for t in _eval_steps(results, m) if t > 0]
-        for ax, key in zip(axes, ("masked_frac", "max_abs_log_ratio"), strict=True):
-            s, y, h = _mean_curve(results, m, key, steps)
-            ax.errorbar(s, y, yerr=h, marker="o", ms=3, capsize=2, label=m)
-    axes[0].set_ylabel("zero-variance (masked) prompt fraction")
-    axes[1].set_ylabel("max |log π_k/α| in the window")
-    for ax in axes:
-        ax.set_xlabel("training step")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Per evaluation window: mean fraction of prompts whose "
-                  "group rewards are all equal (masked when the mask is on) and the largest "
-                  "|log π_k − log α| over sampled tokens (0 on-policy)")
+    fig, axes = grid(2, panel=(4.8, 3.6))
+    for i, (ax, key, label) in enumerate(zip(
+            axes, ("masked_frac", "max_abs_log_ratio"),
+            ("zero-variance (masked) prompt fraction", "max |log π_k/α| in the window"),
+            strict=True)):
+        line_panel(ax, {m: _seed_cells(results, m, key,
+                                       [t for t in _eval_steps(results, m) if t > 0])
+                        for m in ms},
+                   xlabel="training step", ylabel=label, xlog=False,
+                   ylog="auto" if key == "max_abs_log_ratio" else False, legend=i == 0)
+    return save(fig, path, "Per evaluation window (mean ± 95 % CI over seeds): fraction of "
+                           "prompts whose group rewards are all equal (masked when the mask is "
+                           "on) and the largest |log π_k − log α| over sampled tokens (0 "
+                           "on-policy)")
 
 
 def _notes(cfg: OffPolicyGRPORepro, results) -> list[str]:

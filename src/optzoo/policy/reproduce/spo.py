@@ -159,6 +159,7 @@ from optzoo.experiment.verdicts import (
     superior,
     within,
 )
+from optzoo.report.figures import curves_panel, grid, save
 
 SLUG = "spo"
 GROUP_METHODS = ("grpo", "grpo-batchstd", "rloo")
@@ -845,65 +846,36 @@ def _x_axes(results, cfg, m):
     return out
 
 
-def _mean_curve(curves, axis: int):
-    n = min(len(c[3]) for c in curves)
-    x = np.mean([c[axis][:n] for c in curves], axis=0)
-    ys = np.array([c[3][:n] for c in curves])
-    h = (np.array([mean_ci(ys[:, j])[1] for j in range(n)]) if len(ys) > 1
-         else np.zeros(n))
-    return x, ys.mean(0), np.nan_to_num(h)
-
-
 def _plot_accuracy(results, cfg, ms, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    fig, axes = grid(3, panel=(4.8, 3.8))
     labels = ("optimizer steps", "generated responses (incl. SPO's offline samples)",
               "wall time, s (incl. SPO's initialisation)")
-    for m in ms:
-        curves = _x_axes(results, cfg, m)
-        for ax, axis in zip(axes, (0, 1, 2), strict=True):
-            x, y, h = _mean_curve(curves, axis)
-            ax.plot(x, y, label=m)
-            ax.fill_between(x, y - h, y + h, alpha=0.15)
-    for ax, label in zip(axes, labels, strict=True):
-        ax.set_xlabel(label)
-        ax.set_ylabel("held-out greedy accuracy")
-        ax.legend(fontsize=7)
+    curves = {m: _x_axes(results, cfg, m) for m in ms}
+    curves = {m: c for m, c in curves.items() if c}
+    for ax, axis, label in zip(axes, (0, 1, 2), labels, strict=True):
+        # x: the seeds' mean abscissa over the points every seed reached
+        n = {m: min(len(c[3]) for c in cs) for m, cs in curves.items()}
+        curves_panel(ax, {m: [c[3] for c in cs] for m, cs in curves.items()},
+                     x={m: np.mean([c[axis][:n[m]] for c in cs], axis=0)
+                        for m, cs in curves.items()},
+                     xlabel=label, ylabel="held-out greedy accuracy", ylog=False)
     axes[0].axvline(cfg.steps, color="grey", lw=0.6, ls=":")  # end of the equal-budget run
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Held-out greedy accuracy (mean ± 95% CI over seeds) vs "
-                  "optimizer steps, generated responses and wall time; group methods continue "
-                  "past the dotted line to cover SPO's offline samples (claim 1b)")
+    return save(fig, path, "Held-out greedy accuracy (mean ± 95 % CI over seeds) vs optimizer "
+                           "steps, generated responses and wall time; group methods continue "
+                           "past the dotted line to cover SPO's offline samples (claim 1b)")
 
 
 def _plot_zero_adv(results, cfg, ms, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for m in ms:
-        ts = eval_steps(cfg)[1:]
-        ys = np.array([[r.metrics.get(f"zero_adv_frac@{t}", np.nan) for t in ts]
-                       for r in _of(results, m)], dtype=float)
-        ax.plot(ts, np.nanmean(ys, axis=0), marker=".", label=m)
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("fraction of zero-advantage samples")
+    fig, (ax,) = grid(1, panel=(5.5, 3.6))
+    ts = eval_steps(cfg)[1:]
+    curves_panel(ax, {m: [[r.metrics.get(f"zero_adv_frac@{t}", math.nan) for t in ts]
+                          for r in _of(results, m)] for m in ms}, x=ts,
+                 xlabel="optimizer step", ylabel="fraction of zero-advantage samples",
+                 ylog=False)
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"Fraction of samples with zero advantage (group methods: "
-                  f"in degenerate groups), mean over the {cfg.eval_every} steps before each "
-                  "point and over seeds")
+    return save(fig, path, "Fraction of samples with zero advantage (group methods: in "
+                           f"degenerate groups), mean over the {cfg.eval_every} steps before "
+                           "each point; mean ± 95 % CI over seeds")
 
 
 def _notes(cfg: SPORepro, results: list[Result]) -> list[str]:

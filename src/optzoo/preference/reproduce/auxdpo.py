@@ -65,6 +65,7 @@ from optzoo.experiment import (
 from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.verdicts import all_of, bound_holds, by_seed, superior, trend
 from optzoo.preference.bandits import paper_bandit, random_bandit
+from optzoo.report.figures import grid, line_panel, save
 
 METHODS_A = ("dpo", "ipo", "dpop", "auxdpo", "rlhf")
 METHODS_B = ("dpo", "ipo", "auxdpo", "rlhf")
@@ -319,31 +320,18 @@ def summarize(results: list[Result], cfg: AuxDPOConfig, outdir: Path) -> Summary
 
 
 def _figure(a: list[Result], cfg: AuxDPOConfig, outdir: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(cfg.betas), figsize=(4 * len(cfg.betas), 3.2),
-                             squeeze=False, sharey=True)
-    for ax, beta in zip(axes[0], cfg.betas, strict=True):
-        rs = sorted((r for r in a if float(r.trial.params["beta"]) == beta),
-                    key=lambda r: r.trial.params["ratio"])
-        x = [r.trial.params["ratio"] for r in rs]
-        for m in METHODS_A:
-            ax.plot(x, [r.metrics[f"reward_{m}"] for r in rs], marker="o", label=m)
-        ax.axhline(1.0, color="k", lw=0.8, ls=":", label="base")
-        ax.set_xscale("log")
-        ax.set_xlabel("n₃₁ / n₁₂ (pair imbalance)")
-        ax.set_title(f"β = {beta:g}")
-    axes[0][0].set_ylabel("expected true reward")
-    axes[0][-1].legend(fontsize=7)
-    fig.tight_layout()
-    path = outdir / "auxdpo.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path, "Bandit A: expected true reward of each population optimum against the "
-                        "pair imbalance (dotted: the base policy).")
+    fig, axes = grid(len(cfg.betas), panel=(4.2, 3.4))
+    for ax, beta in zip(axes, cfg.betas, strict=True):
+        rs = [r for r in a if float(r.trial.params["beta"]) == beta]
+        line_panel(ax, {m: {float(r.trial.params["ratio"]): [r.metrics[f"reward_{m}"]]
+                            for r in rs} for m in METHODS_A},
+                   reference={"base policy": ([min(cfg.ratios), max(cfg.ratios)], [1.0, 1.0])},
+                   xlabel="n₃₁ / n₁₂ (pair imbalance)", ylabel="expected true reward",
+                   title=f"β = {beta:g}", xlog=True, legend=beta == cfg.betas[-1])
+    return save(fig, outdir / "auxdpo.png",
+                "Bandit A: expected true reward of each method's exact population optimum "
+                "against the pair imbalance (deterministic: one value per cell, no CI; dashed: "
+                "the base policy).")
 
 
 REPRODUCTION = Reproduction(

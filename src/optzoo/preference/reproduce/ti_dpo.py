@@ -62,6 +62,7 @@ from optzoo.experiment import (
 from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.verdicts import all_of, bound_holds, by_seed, superior, within
 from optzoo.preference.problems import pad_right, trl_layout, word_llama
+from optzoo.report.figures import category_panel, grid, save
 
 TOPICS = tuple(f"t{k}" for k in range(5))
 FILLERS = tuple(f"w{k}" for k in range(20))
@@ -395,27 +396,16 @@ def summarize(results: list[Result], cfg: TIDPOConfig, outdir: Path) -> Summary:
 
 
 def _figure(results: list[Result], cfg: TIDPOConfig, outdir: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = grid(2, panel=(5.0, 3.6))
     eta = 0.2 if 0.2 in cfg.noise_levels else cfg.noise_levels[0]
     rs = _at(results, eta)
     for ax, key, label in ((axes[0], "pair_accuracy", "held-out pair accuracy"),
                            (axes[1], "good_rate", "GOOD-rate of samples")):
-        stats = [mean_ci(list(by_seed(rs, f"{key}_{m}").values())) for m in METHODS]
-        ax.bar(range(len(METHODS)), [s[0] for s in stats],
-               yerr=[0 if math.isnan(s[1]) else s[1] for s in stats], capsize=3)
-        ax.set_xticks(range(len(METHODS)), METHODS, rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel(label)
-        ax.set_title(f"η = {eta:g} (95% CI)")
-    fig.tight_layout()
-    path = outdir / "ti_dpo.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path, "Pair accuracy and GOOD-rate of each method at the headline noise.")
+        category_panel(ax, {m: list(by_seed(rs, f"{key}_{m}").values()) for m in METHODS},
+                       ylabel=label, title=f"η = {eta:g}", ylog=False)
+    return save(fig, outdir / "ti_dpo.png",
+                f"Pair accuracy and GOOD-rate of each method at the headline noise η = {eta:g} "
+                "(mean ± 95 % CI over seeds).")
 
 
 REPRODUCTION = Reproduction(

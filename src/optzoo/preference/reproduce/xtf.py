@@ -58,8 +58,10 @@ from optzoo.experiment import (
     mean_ci,
 )
 from optzoo.experiment.core import NotEvaluated, split_claims
+from optzoo.experiment.stats import metric_values
 from optzoo.experiment.verdicts import all_of, by_seed, superior
 from optzoo.preference.problems import pad_right, word_llama
+from optzoo.report.figures import category_panel, grid, save
 
 BOILER = ("let", "us", "compute", "so", "the", "result", "is", "carry")
 OFF_DOMAIN = ("apple", "river", "blue", "song", "chair", "cloud", "tiger", "lamp", "green",
@@ -377,33 +379,27 @@ def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
     return Summary(tables=tables, figures=figures, claims=claims, notes=notes)
 
 
+#: Full names of the noise types and attributes on the figure.
+NOISE_NAMES = {"boiler": "known boilerplate", "offdomain": "off-domain words",
+               "filler": "inert filler"}
+ATTRIBUTE_NAMES = {"ri": "RI (reasoning importance)", "kn": "KN (knowledge novelty)",
+                   "tr": "TR (task relevance)"}
+
+
 def _figure(results: list[Result], outdir: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
-    acc = [_mean_ci(results, f"accuracy_{m}") for m in METHODS]
-    ax1.bar(METHODS, [a for a, _ in acc], yerr=[0 if math.isnan(h) else h for _, h in acc],
-            capsize=4, color=["0.6", "C0", "C1"])
-    ax1.set_ylabel("held-out exact match")
-    ax1.set_title("accuracy (95% CI)")
-    width = 0.25
-    for i, t in enumerate(NOISE_TYPES):
-        vals = [_mean_ci(results, f"recall_{a}_{t}") for a in ("ri", "kn", "tr")]
-        ax2.bar(np.arange(3) + (i - 1) * width, [v for v, _ in vals], width,
-                yerr=[0 if math.isnan(h) else h for _, h in vals], capsize=3, label=t)
-    ax2.set_xticks(range(3), ["RI", "KN", "TR"])
-    ax2.set_ylabel("recall of injected noise")
-    ax2.set_title("each attribute against each noise type")
-    ax2.legend(fontsize=7)
-    fig.tight_layout()
-    path = outdir / "xtf.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path, "Left: held-out exact match per fine-tuning method. Right: recall of "
-                        "each attribute's mask on each injected noise type.")
+    fig, (ax1, ax2) = grid(2, panel=(4.8, 3.8))
+    category_panel(ax1, {m: metric_values(results, f"accuracy_{m}") for m in METHODS},
+                   colors={"normal": "0.6", "xtf": "C0", "random": "C1"},
+                   ylabel="held-out exact match", title="accuracy per fine-tuning method",
+                   ylog=False)
+    category_panel(ax2, {NOISE_NAMES[t]: {ATTRIBUTE_NAMES[a]: metric_values(
+        results, f"recall_{a}_{t}") for a in ATTRIBUTE_NAMES} for t in NOISE_TYPES},
+                   xlabel="attribute's mask", ylabel="recall of injected noise",
+                   title="each attribute against each noise type", ylog=False)
+    return save(fig, outdir / "xtf.png",
+                "Left: held-out exact match per fine-tuning method. Right: recall of each "
+                "attribute's mask on each injected noise type (series). Mean ± 95 % CI over "
+                "seeds.")
 
 
 REPRODUCTION = Reproduction(

@@ -74,8 +74,6 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.core import NotEvaluated, split_claims
@@ -91,6 +89,8 @@ from optzoo.experiment.verdicts import (
     tune,
     within,
 )
+from optzoo.report.figures import color, line_panel, save
+from optzoo.report.figures import grid as panels
 
 SLUG = "hp-transfer"
 STUDIES = ("width-depth", "batch", "duration")
@@ -563,33 +563,23 @@ def _finite(rs: list[Result], key: str) -> list[float]:
 
 
 def _figure(results, cfg, outdir: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     params = [p for p in cfg.parameterisations
               if any(r.trial.method == p for r in results)]
-    fig, axes = plt.subplots(1, max(1, len(params)), figsize=(4 * max(1, len(params)), 3.2),
-                             squeeze=False, sharey=True)
-    for ax, p in zip(axes[0], params, strict=False):
+    fig, axes = panels(max(1, len(params)), panel=(4.2, 3.4))
+    for ax, p in zip(axes, params, strict=False):
+        series = {}
         for w, d in _shapes(cfg):
             rs = _cell(results, p, "width-depth", width=w, depth=d)
-            if not rs:
-                continue
-            ys = [np.mean([v for v in _curve(rs, cfg.lr_log2)[g] if math.isfinite(v)] or
-                          [np.nan]) for g in cfg.lr_log2]
-            ax.plot(cfg.lr_log2, ys, marker="o", ms=3, label=f"N={w}, L={d}")
-        ax.set_title(p)
-        ax.set_xlabel("log2 base lr")
-    axes[0][0].set_ylabel("held-out cross-entropy")
-    axes[0][-1].legend(fontsize=7)
-    fig.tight_layout()
-    path = outdir / "lr_transfer.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path, "Held-out loss against the base learning rate per shape (mean over "
-                        "seeds): transfer means the minima line up.")
+            if rs:
+                series[f"N={w}, L={d}"] = _curve(rs, cfg.lr_log2)
+        # one colour per shape across panels; every legend shows its diverged count
+        line_panel(ax, series, xlabel="log2 base lr", ylabel="held-out cross-entropy", title=p,
+                   xlog=False, colors={f"N={w}, L={d}": color(i)
+                                       for i, (w, d) in enumerate(_shapes(cfg))})
+    return save(fig, outdir / "lr_transfer.png",
+                "Held-out loss against the base learning rate per shape (mean ± 95 % CI over "
+                "seeds; diverged runs left out and counted in the legend): transfer means the "
+                "minima line up.")
 
 
 REPRODUCTION = Reproduction(
