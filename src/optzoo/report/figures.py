@@ -315,6 +315,8 @@ def category_panel(ax, values: Mapping[str, Any], *, ylabel: str | None = None,
         if kind == "bar":
             ax.bar(pos, ms, width=width * 0.9, color=cols, label=label,
                    yerr=hs, capsize=3, error_kw={"lw": 0.9})
+            # a tick at each mean, so a bar of height 0 is seen as a value, not a missing cell
+            ax.scatter(pos, ms, marker="_", s=60, color="0.2", lw=1.0, zorder=3)
         else:
             ax.errorbar(pos, ms, yerr=hs, fmt="none", ecolor="0.3", capsize=3, lw=0.9)
             ax.scatter(pos, ms, c=cols, s=28, zorder=3, label=label)

@@ -122,7 +122,6 @@ from torch import nn
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_values as _fmt
-from optzoo.experiment.stats import mean_ci
 from optzoo.experiment.stats import metric_values as _vals
 from optzoo.experiment.verdicts import all_of, at_least, not_acting, superior, within
 from optzoo.landscape import (
@@ -137,6 +136,7 @@ from optzoo.landscape import (
     path_losses,
     release_dynamics,
 )
+from optzoo.report.figures import grid, line_panel, save
 
 SLUG = "entropic-barriers"
 STARTS = (0.3, 0.7)
@@ -591,31 +591,19 @@ def _spawn_claim(by_k: dict[int, list[Result]], cfg: EntropicConfig) -> Claim:
 
 
 def _plot_spawn(by_k: dict[int, list[Result]], cfg: EntropicConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    fig, ax = grid(2, panel=(5.0, 3.6))
     ks = list(by_k)
-    x = np.arange(len(ks))
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
     for a, key, level, name in ((ax[0], "loss_barrier", cfg.spawn_loss_level,
                                  "loss barrier (nats)"),
                                 (ax[1], "trace_barrier", cfg.spawn_trace_level,
                                  "trace barrier")):
-        stats = [mean_ci(_vals(by_k[k], key)) for k in ks]
-        a.errorbar(x, [m for m, _ in stats],
-                   yerr=[h if math.isfinite(h) else 0.0 for _, h in stats], marker="o")
-        a.axhline(level, color="gray", ls="--", lw=0.8, label="vanishing level")
-        a.set_xticks(x, [str(k) for k in ks])
-        a.set_xlabel("spawning epoch k")
-        a.set_ylabel(name)
-        a.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Spawning: straight-line loss and trace barriers between two "
-                  "children of a parent trained k epochs (mean ± 95% CI over seeds)")
+        line_panel(a, {name: {k: _vals(by_k[k], key) for k in ks}}, xlabel="spawning epoch k",
+                   ylabel=name, xlog=False,
+                   reference={f"vanishing level {level:g}": ([min(ks), max(ks)], [level] * 2)})
+        a.set_xticks(ks, [str(k) for k in ks])
+    return save(fig, path, "Spawning: straight-line loss and trace barriers between two "
+                "children of a parent trained k epochs (mean ± 95 % CI over seeds; dashed: "
+                "the vanishing levels)")
 
 
 def _notes(cfg: EntropicConfig) -> list[str]:
@@ -652,47 +640,38 @@ def _notes(cfg: EntropicConfig) -> list[str]:
     ]
 
 
-def _mean_series(results: list[Result], prefix: str, n: int) -> np.ndarray:
-    return np.array([np.mean(_vals(results, f"{prefix}{i:02d}")) for i in range(n)])
-
-
 def _plot(results, cfg, labels, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 3, figsize=(14, 4))
+    fig, ax = grid(3, panel=(4.8, 4.0))
     ts = np.linspace(0, 1, 21)
-    ax[0].plot(ts, _mean_series(results, "path_loss_", 21), label="Bezier path")
-    ax[0].plot(ts, _mean_series(results, "line_loss_", 21), "--", label="straight line")
-    ax[0].set_yscale("log")
-    ax[0].set_xlabel("t")
-    ax[0].set_ylabel("train loss")
-    ax[0].legend()
+    line_panel(ax[0], {name: {float(t): _vals(results, f"{prefix}{i:02d}")
+                              for i, t in enumerate(ts)}
+                       for prefix, name in (("path_loss_", "Bezier path"),
+                                            ("line_loss_", "straight line"))},
+               xlabel="path coordinate t", ylabel="train loss (nats)",
+               title="Loss along the path", xlog=False)
     cts = np.linspace(0, 1, cfg.curv_points)
+    last = cfg.curv_points - 1
+    curv = {}
     for prefix, name in (("trace_", "tr H"), ("lmax_", "λ_max")):
-        s = _mean_series(results, prefix, cfg.curv_points)
-        ax[1].plot(cts, s / ((s[0] + s[-1]) / 2), marker="o", label=name)
-    ax[1].axhline(1.0, color="gray", lw=0.8)
-    ax[1].set_xlabel("t")
-    ax[1].set_ylabel("curvature / endpoint mean")
-    ax[1].legend()
+        # per seed: curvature at t over that seed's mean of the two endpoints
+        rel = [[float(r.metrics[f"{prefix}{i:02d}"]) / ((float(r.metrics[f"{prefix}00"])
+                + float(r.metrics[f"{prefix}{last:02d}"])) / 2) for i in range(cfg.curv_points)]
+               for r in results]
+        curv[name] = {float(t): [row[i] for row in rel] for i, t in enumerate(cts)}
+    line_panel(ax[1], curv, xlabel="path coordinate t", ylabel="curvature / endpoint mean",
+               title="Curvature along the path", xlog=False, ylog=False,
+               reference={"endpoint level": ([0.0, 1.0], [1.0, 1.0])})
     steps = np.linspace(0, cfg.release_steps // PROJECT_EVERY, CHECKPOINTS + 1).round()
-    for cond in CONDITIONS:
-        s = np.mean([_mean_series(results, f"drift_{cond}_y{si}_c", CHECKPOINTS + 1)
-                     for si in range(len(STARTS))], axis=0)
-        ax[2].plot(steps * PROJECT_EVERY, s, marker=".", label=labels[cond])
-    ax[2].axhline(0.0, color="gray", lw=0.8)
-    ax[2].set_xlabel("step")
-    ax[2].set_ylabel("drift toward nearer endpoint (Δy)")
-    ax[2].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Left: loss along the Bezier path and the straight line; "
-                  "middle: curvature along the path relative to the endpoints; right: mean "
-                  "drift of released projected dynamics (means over seeds and starts)")
+    drift = {labels[cond]: {float(st * PROJECT_EVERY): [
+        float(r.metrics[f"drift_{cond}_y{si}_c{j:02d}"]) for r in results
+        for si in range(len(STARTS))] for j, st in enumerate(steps)} for cond in CONDITIONS}
+    line_panel(ax[2], drift, xlabel="step", ylabel="drift toward nearer endpoint (Δy)",
+               title="Released projected dynamics", xlog=False, ylog=False,
+               reference={"no drift": ([0.0, float(steps[-1] * PROJECT_EVERY)], [0.0, 0.0])})
+    return save(fig, path, "Left: loss along the Bezier path and the straight line (mean ± "
+                "95 % CI over seeds); middle: curvature along the path relative to each seed's "
+                "endpoint mean (mean ± 95 % CI over seeds); right: drift of released projected "
+                "dynamics toward the nearer endpoint (mean ± 95 % CI over seed × start y0)")
 
 
 def _claims(results: list[Result], cfg: EntropicConfig) -> list[Claim]:

@@ -99,7 +99,6 @@ import torch
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment.stats import fmt_values as _fmt
-from optzoo.experiment.stats import mean_ci
 from optzoo.experiment.verdicts import (
     all_of,
     bound_holds,
@@ -124,6 +123,7 @@ from optzoo.metanet.zoo import (
     siren_zoo,
     split_indices,
 )
+from optzoo.report.figures import category_panel, grid, save
 
 SLUG = "quasi-equivariant-metanetworks"
 GEN_METHODS = ("flat_mlp", "np_nfn", "monomial_nfn", "qe_nfn")
@@ -414,29 +414,14 @@ def summarize(results: list[Result], cfg: QEConfig, outdir: Path) -> Summary:
 
 
 def _plot(results, methods, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     keys = (("tau", "as trained"), ("tau_scaled10", "perm + [0.1, 10]"),
             ("tau_scaled1e4", "perm + U[1, 1e4]"))
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    x = np.arange(len(methods))
-    for j, (k, name) in enumerate(keys):
-        stats = [mean_ci(_vals(results, m, "generalization", k)) for m in methods]
-        ax.bar(x + (j - 1) * 0.27, [s[0] for s in stats], width=0.27, label=name,
-               yerr=[s[1] if math.isfinite(s[1]) else 0.0 for s in stats])
-    ax.set_xticks(x, [LABELS[m] for m in methods], fontsize=8)
-    ax.set_ylabel("Kendall τ (test nets)")
-    ax.axhline(0.0, color="gray", lw=0.8)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Kendall τ of predicted vs. true test accuracy, on the "
-                  "test nets as trained and after random permutation + rescaling (mean ± 95% "
-                  "CI over seeds)")
+    fig, (ax,) = grid(1, panel=(7.5, 4.2))
+    category_panel(ax, {name: {LABELS[m]: _vals(results, m, "generalization", k)
+                               for m in methods} for k, name in keys},
+                   ylabel="Kendall τ (test nets)", xlabel="metanetwork", hline=0.0, ylog=False)
+    return save(fig, path, "Kendall τ of predicted vs. true test accuracy, on the test nets as "
+                "trained and after random permutation + rescaling (mean ± 95 % CI over seeds)")
 
 
 def _of(method: str, problem: str):

@@ -120,6 +120,7 @@ from optzoo.nas.ground_truth import (
 )
 from optzoo.nas.random_search import constrained_random_search
 from optzoo.nas.search_space import MINI_TOPOLOGY, CellSpace
+from optzoo.report.figures import category_panel, grid, save
 
 SLUG = "connas"
 W_SPLIT = SPLIT[0] // 2  # first half of the training split for w, second half for α
@@ -432,7 +433,7 @@ def summarize(results: list[Result], cfg: ConNASConfig, outdir: Path) -> Summary
                    _fmt(_vals(rs, "search_wall_s"))]
                   for i in range(len(cfg.budget_fracs))
                   for rs in [[r for r in cn if r.trial.params["budget"] == i]]]))
-        figures.append(_plot(by, len(cfg.budget_fracs), cfg.gap_pp,
+        figures.append(_plot(by, cfg.budget_fracs, cfg.gap_pp,
                              outdir / f"connas_gap_feasibility_{c}.png", c))
     return Summary(tables=tables, figures=figures, claims=_claims(results, cfg, gt),
                    notes=_notes(cfg, gt))
@@ -602,30 +603,21 @@ def _notes(cfg: ConNASConfig, gt: GroundTruth) -> list[str]:
     ]
 
 
-def _plot(by: dict[str, list], nb: int, gap_pp: float, path: Path, cost: str) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4))
-    x = np.arange(nb)
-    width = 0.8 / max(1, len(by))
-    for k, (label, per) in enumerate(by.items()):
-        fe = [np.mean(f) if f else np.nan for f, _ in per]
-        gp = [np.mean(g) if g else np.nan for _, g in per]
-        ax[0].bar(x + k * width, fe, width, label=label)
-        ax[1].bar(x + k * width, gp, width, label=label)
-    for a, name in ((ax[0], "feasible fraction of runs"), (ax[1], "gap to best feasible (pp)")):
-        a.set_xticks(x + 0.4 - width / 2, [f"b{i}" for i in range(nb)])
-        a.set_ylabel(name)
-    ax[1].axhline(gap_pp, color="gray", ls="--", lw=0.8)
-    ax[1].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"{cost} budgets (b0 loosest): fraction of feasible runs "
-                  "and mean gap to the best feasible table entry, per method")
+def _plot(by: dict[str, list], fracs: tuple[float, ...], gap_pp: float, path: Path,
+          cost: str) -> Figure:
+    cats = [f"b{i} ({f:.0%} feasible)" for i, f in enumerate(fracs)]
+    fig, ax = grid(2, ncols=1, panel=(10.0, 3.6))
+    for a, j, name in ((ax[0], 0, "feasible fraction of runs"),
+                       (ax[1], 1, "gap to best feasible (pp)")):
+        category_panel(a, {label: {c: cell[j] for c, cell in zip(cats, per, strict=True)
+                                   if cell[j]}
+                           for label, per in by.items()},
+                       ylabel=name, xlabel=f"{cost} budget", ylog=False if j == 0 else "auto",
+                       hline=gap_pp if j == 1 else None, legend=j == 0)
+    ax[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path, f"{cost} budgets (b0 loosest; share of the space that is feasible in "
+                "brackets): fraction of feasible runs and gap to the best feasible table entry "
+                f"(dashed: {gap_pp:g} pp), per method; mean ± 95 % CI over seeds")
 
 
 REPRODUCTION = Reproduction(

@@ -119,6 +119,7 @@ from optzoo.recsys import (
     topk_lists,
     train,
 )
+from optzoo.report.figures import color, grid, save
 
 SLUG = "diversity-topk"
 METRICS = ("ndcg", "recall", "ild", "ild_next", "genre_cov", "cat_cov", "gini", "rel_share")
@@ -658,40 +659,56 @@ def _claims(seeds: dict[int, dict], cfg: DiversityTopkConfig) -> list[Claim]:
 
 
 def _plot(seeds: dict[int, dict], cfg: DiversityTopkConfig, bb: str, path: Path) -> Figure:
-    import matplotlib
+    # a trade-off plane (ILD@10 vs NDCG@10, both with their CI across seeds): figures.py has
+    # no panel with error bars on both axes, so this one is drawn on the grid()'s axes
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def pt(key: str) -> tuple[float, float, float, float] | None:
+        xs, ys = _col(seeds, f"{key}__ild"), _col(seeds, f"{key}__ndcg")
+        if not len(xs) or not len(ys):
+            return None
+        (mx, hx), (my, hy) = mean_ci(xs), mean_ci(ys)
+        return mx, 0.0 if math.isnan(hx) else hx, my, 0.0 if math.isnan(hy) else hy
 
-    def mean(key: str) -> float:
-        v = _col(seeds, key)
-        return float(v.mean()) if len(v) else math.nan
+    def draw(ax, keys: list[str], label: str | None, c: str, marker: str, line: bool,
+             by_ild: bool = False) -> None:
+        pts = [q for q in (pt(k) for k in keys) if q is not None]
+        pts = sorted(pts) if by_ild else pts
+        if not pts:
+            return
+        mx, hx, my, hy = (list(v) for v in zip(*pts, strict=True))
+        ax.errorbar(mx, my, xerr=hx, yerr=hy, fmt="none", ecolor=c, elinewidth=0.8, capsize=2,
+                    alpha=0.8)
+        ax.plot(mx, my, marker=marker, ls="-" if line else "none", color=c, ms=6, label=label)
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for prefix, values, style, name in (("mmr", cfg.mmr_lambdas, "s--", "MMR (λ sweep)"),
-                                        ("dpp", cfg.dpp_thetas, "^--", "DPP (θ sweep)")):
-        pts = sorted([(mean(f"{prefix}{v:g}__ild"), mean(f"{prefix}{v:g}__ndcg")) for v in values]
-                     + [(mean("base__ild"), mean("base__ndcg"))])  # λ = 1 / θ → 1: the base
-        ax.plot([a for a, _ in pts], [b for _, b in pts], style, label=name)
-    ft = [(mean(f"ddt_ft{s}__ild"), mean(f"ddt_ft{s}__ndcg")) for s in cfg.ft_steps]
-    ax.plot([a for a, _ in ft], [b for _, b in ft], "o-", label="DDT fine-tune " +
-            "/".join(str(s) for s in cfg.ft_steps))
-    for key, mk, name in (("base", "k*", "relevance-only"), ("ddt_scratch", "rD", "DDT scratch"),
-                          ("mdr", "gP", "MDR"), ("ddt_st", "mx", "straight-through"),
-                          ("explore", "c.", "ε-mixing")):
-        ax.plot(mean(f"{key}__ild"), mean(f"{key}__ndcg"), mk, ms=9, label=name)
+    fig, (ax,) = grid(1, panel=(7.0, 4.8))
+    draw(ax, [f"mmr{v:g}" for v in cfg.mmr_lambdas] + ["base"], "MMR (λ sweep; λ = 1 = base)",
+         color(0), "s", True, by_ild=True)
+    draw(ax, [f"dpp{v:g}" for v in cfg.dpp_thetas] + ["base"], "DPP (θ sweep; θ → 1 = base)",
+         color(1), "^", True, by_ild=True)
+    draw(ax, [f"ddt_ft{s}" for s in cfg.ft_steps],
+         "DDT fine-tune " + "/".join(str(s) for s in cfg.ft_steps) + " steps", color(2), "o",
+         True)
+    for i, (key, name, mk) in zip((3, 4, 5, 6, 9), (("base", "relevance-only", "*"),
+                                                   ("ddt_scratch", "DDT from scratch", "D"),
+                                                   ("mdr", "MDR", "P"),
+                                                   ("ddt_st", "straight-through", "X"),
+                                                   ("explore", "ε-mixing", "h")), strict=True):
+        draw(ax, [key], name, color(i), mk, False)
     for b in cfg.fixed_betas:
-        ax.plot(mean(f"fixed{b:g}__ild"), mean(f"fixed{b:g}__ndcg"), "v", color="gray")
-        ax.annotate(f"β={b:g}", (mean(f"fixed{b:g}__ild"), mean(f"fixed{b:g}__ndcg")),
-                    fontsize=7)
+        q = pt(f"fixed{b:g}")
+        if q is not None:
+            draw(ax, [f"fixed{b:g}"], "fixed β" if b == cfg.fixed_betas[0] else None, "0.5",
+                 "v", False)
+            ax.annotate(f"β={b:g}", (q[0], q[2]), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
     ax.set_xlabel("ILD@10 (genre 1 − Jaccard)")
     ax.set_ylabel("NDCG@10")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"{bb.upper()}: NDCG@10 against ILD@10 (means over seeds) "
-                  "for every method; gray triangles: fixed-β fine-tuning")
+    ax.set_title(f"{bb.upper()}: accuracy–diversity trade-off", fontsize=9)
+    ax.grid(True, alpha=0.25, lw=0.5)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path, f"{bb.upper()}: NDCG@10 against ILD@10 for every method (mean ± 95 % "
+                "CI over seeds on both axes; re-ranker sweeps joined in order of ILD, "
+                "fine-tuning in order of steps); gray triangles: fixed-β fine-tuning")
 
 
 def _notes(cfg: DiversityTopkConfig) -> list[str]:

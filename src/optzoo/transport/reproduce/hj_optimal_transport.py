@@ -127,6 +127,7 @@ from optzoo.experiment.verdicts import (
     undecided,
     within,
 )
+from optzoo.report.figures import category_panel, curves_panel, grid, save
 from optzoo.transport.hj_optimal_transport import (
     HJOptimalTransport,
     is_stable,
@@ -754,48 +755,33 @@ def _notes(cfg: HJOTConfig) -> list[str]:
     ]
 
 
+A_LABELS = {"ncf": "NCF", "icnn": "ICNN (MM-v1)", "hj_pinn": "HJ-PINN ablation",
+            "mmd_only": "MMD-only ablation", "pot_emd": "POT exact (in-sample)",
+            "pot_sinkhorn": "POT Sinkhorn (in-sample)"}
+
+
 def _plot_curves(results: list[Result], cfg: HJOTConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    methods = ("ncf", "icnn", "hj_pinn", "mmd_only", "pot_emd", "pot_sinkhorn")
-    width = 0.8 / len(methods)
-    for k, m in enumerate(methods):
-        ys = [_mean(_vals(_by(results, f"gaussian_d{d}", m), "uvp_fwd")) for d in cfg.dims]
-        if not all(math.isnan(y) for y in ys):
-            ax[0].bar(np.arange(len(cfg.dims)) + k * width, ys, width, label=m)
-    ax[0].set_xticks(np.arange(len(cfg.dims)) + 0.4 - width / 2, [str(d) for d in cfg.dims])
-    ax[0].set_yscale("log")
-    ax[0].set_xlabel("d")
-    ax[0].set_ylabel("forward L²-UVP (%)")
-    ax[0].legend(fontsize=7)
-    for d in cfg.dims:
-        rs = _by(results, f"gaussian_d{d}", "ncf")
-        if rs:
-            curve = [_mean(_vals(rs, f"curve_{i:02d}")) for i in range(WINDOWS)]
-            ax[1].plot(np.arange(1, WINDOWS + 1), curve, marker="o", label=f"d={d}")
-    ax[1].set_yscale("log")
-    ax[1].set_xlabel("training window (tenths of the steps)")
-    ax[1].set_ylabel("NCF loss (window mean)")
-    ax[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Task A: forward L²-UVP per method and d (mean over "
-                  "seeds, log scale); NCF training loss by window")
+    fig, ax = grid(2, panel=(6.0, 4.0))
+    uvp = {A_LABELS[m]: {f"d = {d}": _vals(_by(results, f"gaussian_d{d}", m), "uvp_fwd")
+                         for d in cfg.dims if _by(results, f"gaussian_d{d}", m)}
+           for m in A_LABELS}
+    category_panel(ax[0], {k: v for k, v in uvp.items() if v}, ylabel="forward L²-UVP (%)",
+                   xlabel="dimension", title="Task A: forward L²-UVP")
+    curves = {f"d = {d}": [[float(r.metrics[f"curve_{i:02d}"]) for i in range(WINDOWS)
+                            if r.metrics.get(f"curve_{i:02d}") is not None]
+                           for r in _by(results, f"gaussian_d{d}", "ncf")] for d in cfg.dims}
+    curves_panel(ax[1], {k: v for k, v in curves.items() if v},
+                 x=list(range(1, WINDOWS + 1)), xlabel="training window (tenths of the steps)",
+                 ylabel="NCF loss (window mean)", title="NCF training loss")
+    return save(fig, path, "Task A: forward L²-UVP per method and d (mean ± 95 % CI over "
+                "seeds; log scale when the values span more than two decades; non-finite "
+                "values left out); NCF training loss by window (mean ± 95 % CI over seeds)")
 
 
 def _plot_toys(results: list[Result], cfg: HJOTConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(cfg.toys), figsize=(4.5 * len(cfg.toys), 4), squeeze=False)
-    for ax, toy in zip(axes[0], cfg.toys, strict=True):
+    # sample clouds, not means: plain scatter on the grid()'s axes
+    fig, axes = grid(len(cfg.toys), panel=(4.5, 4.0))
+    for ax, toy in zip(axes, cfg.toys, strict=True):
         rng = np.random.default_rng(30_000)
         ref = toy_2d(toy, 1000, rng)
         ax.scatter(ref[:, 0], ref[:, 1], s=2, c="lightgray", label=f"{toy} samples")
@@ -804,13 +790,10 @@ def _plot_toys(results: list[Result], cfg: HJOTConfig, path: Path) -> Figure:
             m = rs[0].metrics
             pts = np.array([[m[f"pt_{i:02d}_x"], m[f"pt_{i:02d}_y"]] for i in range(64)])
             ax.scatter(pts[:, 0], pts[:, 1], s=8, c="C3", label="NCF T(x), held-out x")
-        ax.set_title(f"8 Gaussians → {toy}")
+        ax.set_title(f"8 Gaussians → {toy}", fontsize=9)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Task B: NCF-transported held-out 8-Gaussian samples "
-                  "(seed 0) over target samples")
+    return save(fig, path, "Task B: NCF-transported held-out 8-Gaussian samples (seed 0) over "
+                "target samples")
 
 
 REPRODUCTION = Reproduction(
