@@ -117,6 +117,7 @@ from optzoo.optim.adagrad import DiagAdaGrad
 from optzoo.optim.adagrad_norm import AdaGradNorm
 from optzoo.optim.asgo import ASGO
 from optzoo.optim.dasgo import DASGO
+from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "adagrad-nesterov"
 
@@ -549,41 +550,42 @@ def summarize(results: list[Result], cfg: AdaNesterovConfig, outdir: Path) -> Su
 
 
 def _plot(results: list[Result], problems: list[str], path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(problems), figsize=(5 * len(problems), 4.2), squeeze=False)
+    fig, axes = grid(len(problems), panel=(5, 4.2))
     # colour = preconditioner family, dashed = Algorithm 2 / Nesterov momentum
     bases = ("adagrad_norm", "diag_adagrad", "asgo", "dasgo", "asgo_right", "sgd", "adam",
              "accelegrad")
-    colours = dict(zip(bases, plt.get_cmap("tab10").colors, strict=False))
-    for ax, problem in zip(axes[0], problems, strict=True):
+    for ax, problem in zip(axes, problems, strict=True):
+        series, colors = {}, {}
         for method in dict.fromkeys(r.trial.method for r in results if r.trial.problem == problem):
             rs = _cell(results, problem, method)
             keys = sorted(k for k in rs[0].metrics if k.startswith("gap_k"))
-            ks, ys = [], []
-            for key in keys:
-                vals = [r.metrics.get(key) for r in rs]
-                vals = [v for v in vals if v is not None and v > 0]
-                if vals:
-                    ks.append(int(key[5:]))
-                    ys.append(float(np.exp(np.mean(np.log(vals)))))  # geometric mean
-            if ks:
-                base = method.removesuffix("_nesterov")
-                ax.loglog(ks, ys, "--" if method != base else "-", color=colours.get(base),
-                          label=method, lw=1.2)
-        ax.set_title(problem)
-        ax.set_xlabel("iteration k")
-        ax.set_ylabel("(f(out) − f*) / (f₀ − f*)")
-        ax.set_ylim(bottom=1e-16)
-        ax.legend(fontsize=5, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Relative gap vs iterations (geometric mean over seeds; "
-                  "dashed = Algorithm 2 / Nesterov)")
+            # log10 of the gap per seed: its mean is the log of the geometric mean; a
+            # non-finite gap (stored as None) is NaN, left out and counted in the legend
+            cells = {int(key[5:]): [math.log10(v) if v is not None else math.nan
+                                    for r in rs if (v := r.metrics.get(key)) is None or v > 0]
+                     for key in keys}
+            series[method] = {k: v for k, v in cells.items() if v}
+            base = method.removesuffix("_nesterov")
+            if base in bases:
+                colors[method] = color(bases.index(base))
+        line_panel(ax, series, xlabel="iteration k", ylabel="log10 (f(out) − f*) / (f₀ − f*)",
+                   title=problem, xlog=True, ylog=False, colors=colors, legend=False)
+        # figures.py has no line styles: the Nesterov / Algorithm 2 variants are dashed here
+        for line in ax.get_lines():
+            if str(line.get_label()).split(" (")[0].endswith("_nesterov"):
+                line.set_linestyle("--")
+        if ax.get_ylim()[0] < -16:  # gaps below 1e-16 are round-off
+            ax.set_ylim(bottom=-16)
+    # one legend for all panels (a method keeps its colour and style), outside on the right
+    handles = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), fontsize=7, loc="center left",
+                   bbox_to_anchor=(1.0, 0.5))
+    return save(fig, path, "Relative gap vs iterations (log10, mean ± 95 % CI over seeds: the "
+                           "geometric mean; dashed = Algorithm 2 / Nesterov)")
 
 
 # a non-finite final gap (a divergent run) counts as this log10 gap, worse than any finite one;

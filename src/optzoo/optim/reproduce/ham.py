@@ -144,6 +144,7 @@ from optzoo.experiment.verdicts import (
     tune,
 )
 from optzoo.optim.ham import HAM
+from optzoo.report.figures import category_panel, color, grid, line_panel, save
 
 SLUG = "ham"
 
@@ -641,48 +642,32 @@ def summarize(results: list[Result], cfg: HAMConfig, outdir: Path) -> Summary:
 
 
 def _plot(results: list[Result], cfg: HAMConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(19, 4.2))
+    fig, axes = grid(4)
     lrs = _lrs(results)
     S = float(cfg.steps)
+    colors = {method: color(i) for i, method in enumerate(REG_METHODS)}
     panels = [("regression", "rel_error", None, "‖x−x*‖/‖x*‖ (regression)"),
               ("regression", "steps_to_1e-8", S, "steps to loss 1e-8 (regression)"),
               ("signflip", "steps_to_signs", S, "steps to all support signs (sign flip)")]
     for ax, (problem, key, cap, label) in zip(axes[:3], panels, strict=True):
-        for i, method in enumerate(REG_METHODS):
-            xs, ys = [], []
-            for lr in lrs:
-                v = _at(results, problem, method, key, lr, unreached=cap)
-                if v:
-                    xs.append(lr)
-                    ys.append(float(np.mean(list(v.values()))))
-            if xs:
-                ax.plot(xs, ys, "o-", color=f"C{i}", label=method)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("lr")
-        ax.set_title(label, fontsize=9)
-        ax.legend(fontsize=7)
+        # a diverged run is NaN: left out of its lr's mean and counted in the legend
+        series = {method: {lr: list(v.values()) for lr in lrs
+                           if (v := _at(results, problem, method, key, lr, unreached=cap,
+                                        diverged=math.nan))}
+                  for method in REG_METHODS}
+        line_panel(ax, series, xlabel="lr", title=label, xlog=True, ylog=True, colors=colors)
     dm = [m for m in DIGITS_METHODS if _cell(results, "digits", m)]
-    accs = [list(by_seed(results, "test_acc", where=lambda r, m=m: r.trial.method == m).values())
-            for m in dm]
-    axes[3].bar(range(len(dm)), [float(np.mean(a)) for a in accs],
-                color=["C0" if m.startswith("ham") else "C7" for m in dm])
-    axes[3].set_xticks(range(len(dm)), dm, rotation=45, ha="right", fontsize=8)
-    if dm:
-        axes[3].set_ylim(max(0.0, min(min(a) for a in accs) - 0.05), 1.0)
-    axes[3].set_title("digits test accuracy (mean over seeds)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Regression error, steps to loss 1e-8 and steps to all "
-                                     "signs against the lr (means over seeds; unreached = the "
-                                     "budget, diverged runs left out); digits accuracy "
-                                     "(blue: HAM).")
+    # per-seed lists: category_panel reads a {name: mapping} as grouped series
+    category_panel(axes[3], {m: list(by_seed(results, "test_acc",
+                                             where=lambda r, m=m: r.trial.method == m).values())
+                             for m in dm},
+                   kind="point", ylog=False, ylabel="test accuracy",
+                   colors={m: "C0" if m.startswith("ham") else "C7" for m in dm},
+                   title="digits test accuracy (mean ± 95 % CI over seeds)")
+    return save(fig, path, "Regression error, steps to loss 1e-8 and steps to all signs against "
+                           "the lr (log axes; mean ± 95 % CI over seeds; unreached = the budget, "
+                           "diverged runs left out and counted in the legend); digits test "
+                           "accuracy (mean ± 95 % CI over seeds; blue: HAM).")
 
 
 def _paired(a: dict, b: dict) -> tuple[dict, dict]:

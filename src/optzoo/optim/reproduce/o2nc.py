@@ -128,6 +128,7 @@ from optzoo.experiment.verdicts import (
 )
 from optzoo.optim.normalized_sgd import NormalizedSGD
 from optzoo.optim.o2nc import O2NC
+from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "o2nc-doubly-optimistic"
 
@@ -635,42 +636,44 @@ def _seed_slopes(picks: dict, method: str, problem: str, sigma: float,
             for s, pts in seeds.items() if len(pts) >= 2}
 
 
-def _plot(cells: dict, settings: list[tuple[str, float]], methods: list[str], path: Path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
-    fig, axes = plt.subplots(1, len(settings), figsize=(4.6 * len(settings), 3.8), squeeze=False)
-    for ax, (problem, sigma) in zip(axes[0], settings, strict=True):
+def _plot(cells: dict, settings: list[tuple[str, float]], methods: list[str],
+          path: Path) -> Figure:
+    fig, axes = grid(len(settings), panel=(4.6, 3.8))
+    colors = {LABEL[m]: color(i) for i, m in enumerate(methods)}
+    for ax, (problem, sigma) in zip(axes, settings, strict=True):
         eps = sorted({k[3] for k in cells if k[1] == problem and k[2] == sigma})
+        series, cens = {}, {}
         for method in methods:
-            pts, cens = [], []
             for e in eps:
                 st = _cell_stats(cells, method, problem, sigma, e)
                 if st is None:
                     continue
-                (pts if st["reached"] == st["n"] else cens).append((e, st["mean"]))
-            if pts:
-                line, = ax.loglog(*zip(*pts, strict=True), marker="o", label=LABEL[method])
-                if cens:
-                    ax.loglog(*zip(*cens, strict=True), ls="none", marker="^", mfc="none",
-                              color=line.get_color())
-            elif cens:
-                ax.loglog(*zip(*cens, strict=True), ls="none", marker="^", mfc="none",
-                          label=f"{LABEL[method]} (not reached)")
-        ax.set_xlabel("ε  (‖∇F(output)‖ ≤ ε)")
-        ax.set_ylabel("gradient calls (best grid point, mean over seeds)")
-        ax.set_title(f"{problem}, σ = {sigma:g}")
+                series.setdefault(LABEL[method], {})[e] = st["values"]
+                if st["reached"] < st["n"]:
+                    cens.setdefault(LABEL[method], []).append((e, st["mean"]))
+        line_panel(ax, series, xlabel="ε  (‖∇F(output)‖ ≤ ε)",
+                   ylabel="gradient calls (best grid point)", title=f"{problem}, σ = {sigma:g}",
+                   xlog=True, ylog=True, colors=colors, legend=False)
+        # figures.py has no marker for censored cells (a lower bound): open triangles on top
+        for name, pts in cens.items():
+            ax.plot(*zip(*pts, strict=True), ls="none", marker="^", ms=8, mfc="none",
+                    color=colors[name])
         ax.invert_xaxis()
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Figure(path=path, caption="Gradient calls to reach ‖∇F‖ ≤ ε per method (log-log; "
-                                     "open triangles: not reached by every seed, budget shown)")
+    # one legend for all panels (colours are per method), outside the panels on the right
+    handles = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    if handles:
+        axes[-1].plot([], [], ls="none", marker="^", ms=8, mfc="none", color="0.3",
+                      label="not reached by every seed (lower bound)")
+        h, lab = axes[-1].get_legend_handles_labels()
+        handles.setdefault(lab[-1], h[-1])
+        fig.legend(list(handles.values()), list(handles), fontsize=7, loc="center left",
+                   bbox_to_anchor=(1.0, 0.5))
+    return save(fig, path, "Gradient calls to reach ‖∇F‖ ≤ ε per method at its tuned grid point "
+                           "(log-log; mean ± 95 % CI over seeds; open triangles: not reached by "
+                           "every seed, the budget counted, a lower bound)")
 
 
 def summarize(results: list[Result], cfg: O2NCConfig, outdir: Path) -> Summary:

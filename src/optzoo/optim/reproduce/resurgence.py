@@ -141,6 +141,7 @@ from optzoo.optim.resurgence import (
     variational_log_partition,
 )
 from optzoo.optim.surge import SurgeLR
+from optzoo.report.figures import category_panel, curves_panel, grid, save
 
 SLUG = "resurgence"
 OPT_METHODS = ("gd", "adam", "cosine", "surge", "surge_exact", "polyak_oracle", "restarts")
@@ -675,11 +676,6 @@ def _lower_by(a: dict, b: dict, gain: float, floor: float = 0.0) -> Verdict:
 
 
 def summarize(results: list[Result], cfg: ResurgenceConfig, outdir: Path) -> Summary:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     local = [r.metrics for r in results if r.trial.method == "local"]
@@ -728,18 +724,13 @@ def summarize(results: list[Result], cfg: ResurgenceConfig, outdir: Path) -> Sum
         columns=["method", "grid point", "success rate", "fraction of coords in global well",
                  "final f − f*", "diverged"], rows=rows))
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    names = [m for m in OPT_METHODS if m in best]
-    ax.bar(range(len(names)), [np.mean([m["frac_global"] for m in best[k][2]]) for k in names])
-    ax.set_xticks(range(len(names)), [LABEL[k] for k in names], rotation=30, ha="right",
-                  fontsize=7)
-    ax.set_ylabel("coords in global well")
-    fig.tight_layout()
-    path = outdir / "multiwell.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    figures = [Figure(path=path, caption="Fraction of coordinates ending in their global well "
-                                         "(best grid point per method)")]
+    fig, (ax,) = grid(1, panel=(7, 3.5))
+    category_panel(ax, {LABEL[k]: [m["frac_global"] for m in best[k][2]]
+                        for k in OPT_METHODS if k in best},
+                   ylabel="fraction of coords in global well", ylog=False)
+    figures = [save(fig, outdir / "multiwell.png",
+                    "Fraction of coordinates ending in their global well (best grid point per "
+                    "method; mean ± 95 % CI over seeds)")]
 
     claims = []
     errs = [max(m["barrier_err_low"], m["barrier_err_high"]) for m in local]
@@ -838,8 +829,6 @@ def _targets_equal_control(results: list[Result]) -> bool:
 def _summarize_fit(results: list[Result], cfg: ResurgenceConfig,
                    outdir: Path) -> tuple[list[Table], list[Figure], list[Claim], list[str]]:
     """Step (2): tables, training-curve figure, claims (2a)–(2c) and notes of the replica."""
-    import matplotlib.pyplot as plt
-
     by_m: dict[str, dict[tuple, list[Result]]] = {}
     for r in results:
         if r.trial.problem == "fit1d":
@@ -896,23 +885,15 @@ def _summarize_fit(results: list[Result], cfg: ResurgenceConfig,
                   ["divergence rate over the whole grid",
                    ", ".join(f"{k} {v:.2f}" for k, v in div_all.items())]]))
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    xs = np.linspace(0, cfg.fit_steps, FIT_CURVE + 1)
-    for method in FIT_METHODS:
-        if method in best:
-            ms = best[method][2]
-            curve = np.mean([[m[f"curve_{i:02d}"] for i in range(FIT_CURVE + 1)] for m in ms], 0)
-            ax.plot(xs, curve, label=FIT_LABEL[method])
-    ax.set_yscale("log")
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("training MSE (full batch)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = outdir / "fit1d_curves.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    figures = [Figure(path=path, caption="1-D regression: training MSE, mean over seeds, best grid "
-                                         "point per method (log scale)")]
+    fig, (ax,) = grid(1, panel=(7, 4))
+    curves_panel(ax, {FIT_LABEL[method]: [[m[f"curve_{i:02d}"] for i in range(FIT_CURVE + 1)]
+                                          for m in best[method][2]]
+                      for method in FIT_METHODS if method in best},
+                 x=np.linspace(0, cfg.fit_steps, FIT_CURVE + 1), xlabel="optimizer step",
+                 ylabel="training MSE (full batch)", ylog=True)
+    figures = [save(fig, outdir / "fit1d_curves.png",
+                    "1-D regression: training MSE, mean ± 95 % CI over seeds, best grid point "
+                    "per method (log scale)")]
 
     claims = []
     final = {k: [m["final_loss"] for m in v[2]] for k, v in best.items()}

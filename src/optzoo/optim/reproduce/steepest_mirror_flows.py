@@ -159,6 +159,8 @@ from optzoo.experiment.verdicts import (
 )
 from optzoo.optim.mirror_flow import DeepDiagonal, HadamardProduct, integrate_mirror_flow
 from optzoo.optim.steepest_descent import SignSGD, SteepestDescent
+from optzoo.report.figures import category_panel, line_panel, save
+from optzoo.report.figures import grid as panel_grid  # `grid` names lr grids here
 
 SLUG = "steepest-mirror-flows"
 
@@ -887,46 +889,33 @@ def _figure_escape(results: list[Result], outdir: Path) -> Figure | None:
     rs = [r for r in _select(results, "escape") if r.trial.method != "gd_large"]
     if not rs:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     inits = sorted({(r.trial.params["init"], float(r.trial.params["scale"])) for r in rs})
     kinds = sorted({i for i, _ in inits})
     ncol = max(sum(1 for i, _ in inits if i == k) for k in kinds)
-    fig, axes = plt.subplots(len(kinds), ncol, figsize=(4 * ncol, 3.4 * len(kinds)),
-                             squeeze=False)
-    slots = [axes[kinds.index(k)][[s for i, s in inits if i == k].index(sc)]
+    fig, axes = panel_grid(len(kinds) * ncol, ncols=ncol, panel=(4, 3.4))
+    slots = [axes[kinds.index(k) * ncol + [s for i, s in inits if i == k].index(sc)]
              for k, sc in inits]
-    for ax in axes.flat:
+    for ax in axes:
         if ax not in slots:
             ax.set_visible(False)
+    qs = sorted({float(r.trial.params["q"]) for r in rs})
+    budget = float(rs[0].trial.params["budget"])
     for ax, (init, scale) in zip(slots, inits, strict=True):
+        series = {}
         for L in sorted({int(r.trial.params["L"]) for r in rs}):
-            pts = []
-            for q in sorted({float(r.trial.params["q"]) for r in rs}):
+            for q in qs:
                 sel = [r for r in rs if r.trial.params["L"] == L and r.trial.params["q"] == q
                        and r.trial.params["init"] == init
                        and float(r.trial.params["scale"]) == scale]
                 if sel:
-                    mu, half = mean_ci(_vals(sel, "escape_steps"))
-                    pts.append((q, mu, 0.0 if math.isnan(half) else half))
-            if pts:
-                q_, mu_, h_ = zip(*pts, strict=True)
-                ax.errorbar(q_, mu_, yerr=h_, marker="o", capsize=3, label=f"L = {L}")
-        ax.axhline(rs[0].trial.params["budget"], color="k", ls=":", lw=1, label="budget")
-        ax.set_yscale("log")
-        ax.set_xlabel("q (1 = sign descent, 2 = GD)")
-        ax.set_ylabel("steps to loss < 10 % of initial")
-        ax.set_title(f"{init} init, scale {scale:g}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = outdir / "escape_steps.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Figure(path=path, caption="Saddle escape: steps vs q per depth (mean ± 95% CI; "
-                                     "censored at the budget)")
+                    series.setdefault(f"L = {L}", {})[q] = _vals(sel, "escape_steps")
+        line_panel(ax, series, xlabel="q (1 = sign descent, 2 = GD)",
+                   ylabel="steps to loss < 10 % of initial", title=f"{init} init, scale {scale:g}",
+                   xlog=False, ylog=True,
+                   reference={"budget": ([qs[0], qs[-1]], [budget, budget])})
+    return save(fig, outdir / "escape_steps.png",
+                "Saddle escape: steps vs q per depth (mean ± 95 % CI over seeds; censored at "
+                "the budget)")
 
 
 def _balance_claims(results: list[Result], cfg: SteepestConfig) -> list[Claim]:
@@ -993,7 +982,7 @@ def _finetune_summary(results: list[Result], cfg: SteepestConfig, outdir: Path
                       ) -> tuple[list[Table], list[Figure], list[Claim]]:
     tables: list[Table] = []
     claims: list[Claim] = []
-    bars: dict[str, dict[str, tuple[float, float]]] = {}
+    bars: dict[str, dict[str, list[float]]] = {}
     for problem in sorted({r.trial.problem for r in results
                            if r.trial.problem.startswith("finetune-")}):
         rs = _select(results, problem)
@@ -1012,7 +1001,7 @@ def _finetune_summary(results: list[Result], cfg: SteepestConfig, outdir: Path
                  f"SGD (tuned, lr {best_lr:g})": grid[best_lr],
                  "Adam (small lr)": _select(results, problem, "adam"),
                  "SignSGD (small lr)": _select(results, problem, "signsgd")}
-        bars[problem] = {k: mean_ci(_vals(v, "val_acc")) for k, v in cells.items() if v}
+        bars[problem] = {k: _vals(v, "val_acc") for k, v in cells.items() if v}
         sgd, adam, tuned = (cells["SGD (small lr)"], cells["Adam (small lr)"], grid[best_lr])
         if sgd and adam:
             adam_lr = tune(f"Adam lr ({problem}, fixed small lr)",
@@ -1041,28 +1030,15 @@ def _finetune_summary(results: list[Result], cfg: SteepestConfig, outdir: Path
                                 "Adam not worse than tuned SGD": keep_up})))
     figures: list[Figure] = []
     if bars:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, len(bars), figsize=(5 * len(bars), 3.4), squeeze=False)
-        for ax, (problem, cells) in zip(axes[0], bars.items(), strict=True):
-            names = list(cells)
-            mu = [cells[k][0] for k in names]
-            err = [0.0 if math.isnan(cells[k][1]) else cells[k][1] for k in names]
-            ax.bar(range(len(names)), mu, yerr=err, capsize=3,
-                   color=["tab:gray", "tab:blue", "tab:orange", "tab:green"][: len(names)])
-            ax.set_xticks(range(len(names)), names, rotation=20, fontsize=7, ha="right")
-            ax.set_ylabel("validation accuracy (%)")
+        fig, axes = panel_grid(len(bars), panel=(5, 3.4))
+        for ax, (problem, cells) in zip(axes, bars.items(), strict=True):
+            category_panel(ax, cells, ylabel="validation accuracy (%)", title=problem,
+                           ylog=False, colors=dict(zip(cells, ("tab:gray", "tab:blue",
+                                                               "tab:orange", "tab:green"),
+                                                       strict=False)))
             ax.set_ylim(0, 100)
-            ax.set_title(problem)
-        fig.tight_layout()
-        path = outdir / "finetune_accuracy.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        figures.append(Figure(path=path, caption="Fine-tuning proxy on digits 5-9 (mean ± 95% "
-                                                 "CI over seeds)"))
+        figures.append(save(fig, outdir / "finetune_accuracy.png",
+                            "Fine-tuning proxy on digits 5-9 (mean ± 95 % CI over seeds)"))
     return tables, figures, claims
 
 
