@@ -101,6 +101,7 @@ from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summa
 from optzoo.experiment.core import NotEvaluated, split_claims
 from optzoo.experiment.stats import fmt_values, metric_values
 from optzoo.experiment.verdicts import all_of, bound_holds, by_seed, common_seeds, superior
+from optzoo.report.figures import color, curves_panel, grid, save
 
 SLUG = "bogrape"
 PROBLEMS = ("gcn", "wiener", "qed", "gcn-large")
@@ -622,34 +623,33 @@ def _claims(results, cfg, primary: str, problems: list[str]) -> list[Claim | Not
 
 
 def _plot(results, cfg, problems, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(problems), figsize=(5 * len(problems), 4), squeeze=False)
-    for ax, prob in zip(axes[0], problems, strict=True):
+    fig, axes = grid(len(problems))
+    # one colour per method across the panels
+    every = list(dict.fromkeys(m for prob in problems for m in methods_for(cfg, prob)))
+    colors = {m: color(i) for i, m in enumerate(every)}
+    for ax, prob in zip(axes, problems, strict=True):
+        curves, xs = {}, {}
         for m in methods_for(cfg, prob):
             rs = _cell(results, prob, m)
             if not rs:
                 continue
             budget = int(rs[0].metrics["budget"])
-            curve = [float(np.mean(metric_values(rs, f"curve_{i}"))) for i in range(budget)]
-            style = "-" if m.startswith("bogrape") else "--"
-            ax.plot(np.arange(1, budget + 1), curve, style, label=m)
+            curves[m] = [[float(r.metrics.get(f"curve_{i}", np.nan)) for i in range(budget)]
+                         for r in rs]
+            xs[m] = np.arange(1, budget + 1)
+        ylabel = {"qed": "best QED (higher is better)",
+                  LARGE: "best noise-free value (lower is better)"}.get(
+                      prob, "simple regret (lower is better)")
+        curves_panel(ax, curves, x=xs, xlabel="evaluations", ylabel=ylabel, title=prob,
+                     colors=colors, ylog=False if prob in SYNTHETIC else "auto")
         ax.axvline(cfg.n_init + 0.5, color="gray", lw=0.8)
-        ax.set_xlabel("evaluations")
-        ax.set_ylabel("simple regret" if prob in SYNTHETIC else "best QED")
-        ax.set_title(prob)
         if prob in SYNTHETIC:
+            # regrets reach 0 at the optimum: symmetric log (a plain log axis cannot show 0)
             ax.set_yscale("symlog", linthresh=1e-3)
             ax.set_ylim(bottom=0.0)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Best value found per evaluation (mean over seeds; the "
-                  "grey line ends the shared initial design)")
+    return save(fig, path, "Best value found per evaluation (mean ± 95 % CI over seeds; "
+                "synthetic problems: simple regret on a symmetric-log axis; the grey line ends "
+                "the shared initial design)")
 
 
 def _notes(cfg: BoGrapeConfig) -> list[str]:

@@ -115,6 +115,7 @@ from optzoo.experiment.verdicts import (
     superior,
     within,
 )
+from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "les"
 METHODS = ("les", "logei", "mes", "turbo", "gibo", "lts", "sobol")
@@ -552,30 +553,20 @@ def _claims(results: list[Result], cfg: LESConfig, methods: list[str]
 
 
 def _plot(results, problems, methods, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(problems), figsize=(4.5 * len(problems), 3.6), squeeze=False)
-    for ax, prob in zip(axes[0], problems, strict=True):
+    fig, axes = grid(len(problems), panel=(4.5, 3.6))
+    colors = {m: color(i) for i, m in enumerate(methods)}
+    for ax, prob in zip(axes, problems, strict=True):
+        series: dict[str, dict[int, list[float]]] = {}
         for m in methods:
-            rs = _cell(results, m, prob)
-            if not rs:
-                continue
-            ns = [int(rs[0].metrics[f"curve_n_{i}"]) for i in range(CURVE_POINTS)]
-            fs = [_median([float(r.metrics[f"curve_f_{i}"]) for r in rs])
-                  for i in range(CURVE_POINTS)]
-            ax.plot(ns, fs, marker=".", label=m)
-        ax.set_title(prob)
-        ax.set_xlabel("evaluations")
-        ax.set_ylabel("median best true f")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Median (over seeds) of the best true f found vs number of "
-                                     "evaluations, per problem")
+            for r in _cell(results, m, prob):
+                for i in range(CURVE_POINTS):
+                    n = int(r.metrics[f"curve_n_{i}"])
+                    series.setdefault(m, {}).setdefault(n, []).append(
+                        float(r.metrics[f"curve_f_{i}"]))
+        line_panel(ax, series, xlabel="evaluations", ylabel="best true f (lower is better)",
+                   title=prob, xlog=False, colors=colors)
+    return save(fig, path, "Best true f found vs number of evaluations, per problem (mean ± "
+                           "95 % CI over seeds)")
 
 
 def _notes(cfg: LESConfig) -> list[str]:

@@ -80,8 +80,9 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment import verdicts as vd
-from optzoo.experiment.stats import fmt_values, mean_ci
+from optzoo.experiment.stats import fmt_values
 from optzoo.mcts import DOMAINS, KVDAUCT, OGAUCT, UCT, EpsOGAUCT, RandomAgent, play_episode
+from optzoo.report.figures import category_panel, color, grid, save
 
 SLUG = "kvda-uct"
 AGENTS = {"kvda": KVDAUCT, "oga": OGAUCT, "uct": UCT}
@@ -422,40 +423,32 @@ def _claims(cells, cfg: KVDAConfig) -> list[Claim]:
 
 
 def _plot(cells, path: Path, eps_t: float = 0.0) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     keys = list(cells)
-    x = np.arange(len(keys))
-    fig, ax = plt.subplots(1, 2, figsize=(max(8, 0.6 * len(keys) + 4), 3.8))
-    series = [(m, {k: m for k in keys}) for m in AGENTS]
-    if any(_tuned(cells[k], eps_t) for k in keys):
-        series.append(("tuned ε-OGA", {k: _tuned(cells[k], eps_t) for k in keys}))
-    for i, (label, by_key) in enumerate(series):
-        stats = [mean_ci([float(r.metrics["return"])
-                          for r in cells[k].get(by_key[k], {}).values()] or [math.nan])
-                 for k in keys]
-        ax[0].errorbar(x + 0.1 * (i - 1), [s[0] for s in stats],
-                       yerr=[s[1] if math.isfinite(s[1]) else 0.0 for s in stats],
-                       fmt="o", label=label)
-    for m in ("kvda", "oga"):
-        ax[1].plot(x, [_mean(cells[k], m, "q_ratio") for k in keys], marker="o", label=m)
-    if len(series) > len(AGENTS):
-        ax[1].plot(x, [_mean(cells[k], _tuned(cells[k], eps_t), "q_ratio") for k in keys],
-                   marker="o", label="tuned ε-OGA")
-    labels = [f"{k[0][:6]}\n{k[1]},{k[2]:g}" for k in keys]
-    for a, name in ((ax[0], "episode return"), (ax[1], "ground / abstract Q-nodes")):
-        a.set_xticks(x, labels, fontsize=6)
-        a.set_ylabel(name)
-        a.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Left: mean return (± 95% CI over seeds) per (domain, "
-                  "iterations, C) cell; right: Q-node compression of KVDA vs OGA (and the "
-                  "best-ε_a ε-OGA when run)")
+    domains = list(dict.fromkeys(k[0] for k in keys))
+    tuned = {k: _tuned(cells[k], eps_t) for k in keys}
+    series = list(AGENTS) + (["tuned ε-OGA"] if any(tuned.values()) else [])
+    colors = {m: color(i) for i, m in enumerate(series)}
+
+    def agent(k, label):
+        return tuned[k] if label == "tuned ε-OGA" else label
+
+    # one column per domain (returns are on each domain's own scale): returns on top, the
+    # Q-node compression below; categories are the (iterations, C) cells of the domain
+    fig, axes = grid(2 * len(domains), ncols=len(domains), panel=(4.2, 3.6))
+    for d, dom in enumerate(domains):
+        mine = [k for k in keys if k[0] == dom]
+        for ax, key, labels, ylabel in (
+                (axes[d], "return", series, "episode return"),
+                (axes[len(domains) + d], "q_ratio",
+                 [m for m in series if m != "uct"], "ground / abstract Q-nodes")):
+            values = {label: {f"it={k[1]}, C={k[2]:g}": _seeds(cells[k], agent(k, label), key)
+                              for k in mine if agent(k, label) in cells[k]}
+                      for label in labels}
+            category_panel(ax, values, kind="point", ylabel=ylabel, title=dom,
+                           colors=colors, xlabel="(iterations, C)", legend=d == 0)
+    return save(fig, path, "Top: mean episode return per (domain, iterations, C) cell; bottom: "
+                "Q-node compression (ground / abstract Q-nodes) of KVDA vs OGA (and the "
+                "best-ε_a ε-OGA when run); mean ± 95 % CI over seeds")
 
 
 def _notes(cfg: KVDAConfig) -> list[str]:

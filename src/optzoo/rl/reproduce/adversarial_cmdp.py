@@ -65,6 +65,7 @@ from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment import verdicts as vd
 from optzoo.experiment.stats import fmt_values, metric_values
+from optzoo.report.figures import color, grid, line_panel, save
 from optzoo.rl import (
     PDPOConfig,
     best_fixed_policy,
@@ -458,36 +459,25 @@ def summarize(results: list[Result], cfg: CMDPConfig, outdir: Path) -> Summary:
 
 
 def _plot(results, methods, ks, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 3, figsize=(14, 4))
-    for m in methods:
-        for a, key in ((ax[0], "regret"), (ax[1], "violation")):
-            means = [float(np.mean(metric_values(_cell(results, m, k), key))) for k in ks]
-            a.plot(ks, means, marker="o", label=m)
-        rs = _cell(results, m, ks[-1])
-        path_mean = [float(np.mean(metric_values(rs, f"viol_path_{i}"))) for i in range(10)]
-        ax[2].plot(np.arange(1, 11) / 10, path_mean, marker=".", label=m)
+    fig, axes = grid(3, panel=(4.7, 4.0))
+    colors = {m: color(i) for i, m in enumerate(methods)}
     ref = np.asarray(ks, dtype=float)
-    for a, key in ((ax[0], "regret"), (ax[1], "violation")):
-        a.set_xscale("log")
-        a.set_xlabel("K")
-        a.set_ylabel(key)
-        a.set_yscale("symlog")
-    ax[0].plot(ref, ref ** 0.75, "k--", lw=0.8, label="K^(3/4)")
-    ax[2].axhline(0.0, color="gray", lw=0.8)
-    ax[2].set_xlabel(f"fraction of K = {ks[-1]}")
-    ax[2].set_ylabel("cumulative signed violation")
-    for a in ax:
-        a.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="Regret and signed violation vs K (seed means, log x, "
-                  "symlog y) and the cumulative violation along the largest-K run")
+    for ax, key in ((axes[0], "regret"), (axes[1], "violation")):
+        series = {m: {k: metric_values(_cell(results, m, k), key) for k in ks} for m in methods}
+        line_panel(ax, series, xlabel="K", ylabel=key, xlog=True, ylog=False, colors=colors,
+                   reference={"K^(3/4)": (ref, ref ** 0.75)} if key == "regret" else None)
+        # signed values (violation < 0, the oracle's regret 0) spanning orders of magnitude:
+        # a symmetric log axis, which figures.py's log="auto" cannot give
+        ax.set_yscale("symlog")
+    fracs = [(i + 1) / 10 for i in range(10)]
+    series = {m: {f: metric_values(_cell(results, m, ks[-1]), f"viol_path_{i}")
+                  for i, f in enumerate(fracs)} for m in methods}
+    line_panel(axes[2], series, xlabel=f"fraction of K = {ks[-1]}",
+               ylabel="cumulative signed violation", xlog=False, ylog=False, colors=colors)
+    axes[2].axhline(0.0, color="gray", lw=0.8)
+    return save(fig, path, "Regret and signed violation vs K (mean ± 95 % CI over seeds, log "
+                "x, symlog y) and the cumulative violation along the largest-K run (mean ± "
+                "95 % CI over seeds)")
 
 
 def _notes(cfg: CMDPConfig) -> list[str]:

@@ -98,7 +98,8 @@ import numpy as np
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment import verdicts as vd
-from optzoo.experiment.stats import fmt_values, mean_ci, metric_values
+from optzoo.experiment.stats import fmt_values, metric_values
+from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "dr-sac"
 MAIN = "drsac-0.1"
@@ -539,33 +540,19 @@ def summarize(results: list[Result], cfg: DRSACRepro, outdir: Path) -> Summary:
 
 
 def _plot(results, cfg, ms, env, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fams = FAMILIES[env]
-    fig, axes = plt.subplots(1, len(fams), figsize=(4 * len(fams), 3.4))
+    fig, axes = grid(len(fams), panel=(4.0, 3.4))
+    colors = {m: color(i) for i, m in enumerate(ms)}
     for ax, fam in zip(axes, fams, strict=True):
         base = 1.0 if fam in _FACTOR else 0.0
         levels = [base, *getattr(cfg, fam)]
-        for m in ms:
-            means, halves = [], []
-            for lv in levels:
-                key = "return[nominal]" if lv == base else f"return[{fam}={lv:g}]"
-                mu, h = mean_ci(_vals(results, m, key, env))
-                means.append(mu)
-                halves.append(h)
-            ax.errorbar(levels, means, yerr=halves, marker="o", capsize=3, label=m)
-        ax.set_xlabel(fam)
-        ax.set_ylabel("return")
-        ax.legend(fontsize=7)
-    fig.suptitle(env)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"{env} return vs perturbation level (mean ± 95% CI over "
-                  "seeds); level 1 (factors) or 0 (noise) is the nominal environment")
+        series = {m: {lv: _vals(results, m, "return[nominal]" if lv == base
+                                else f"return[{fam}={lv:g}]", env) for lv in levels}
+                  for m in ms}
+        line_panel(ax, series, xlabel=fam, ylabel="return", title=env, xlog=False,
+                   colors=colors)
+    return save(fig, path, f"{env} return vs perturbation level (mean ± 95 % CI over seeds); "
+                "level 1 (factors) or 0 (noise) is the nominal environment")
 
 
 def _notes(cfg: DRSACRepro) -> list[str]:

@@ -122,6 +122,7 @@ from optzoo.experiment.verdicts import (
     superior,
     within,
 )
+from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "rfthgs"
 ABLATIONS = ("no-cache", "no-duplicate", "binary")
@@ -624,31 +625,20 @@ def _claims(results, cfg: RFTHGSRepro) -> list[Claim]:
 
 
 def _plot(results, methods, cfg, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-    steps = np.arange(1, cfg.steps + 1)
-    for m in methods:
-        if m == "evolution":
-            continue
-        rs = _of(results, m)
-        for a, key in ((ax[0], "reward"), (ax[1], "failure_frac")):
-            a.plot(steps, [np.mean(metric_values(rs, f"{key}@{t}")) for t in steps],
-                   marker=".", label=m)
-    ax[0].axhline(0, color="gray", lw=0.8)
-    ax[0].set_ylabel("mean reward")
-    ax[1].set_ylabel("compile + runtime failure fraction")
-    for a in ax:
-        a.set_xlabel("GRPO step")
-        a.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption="RFTHGS loop: mean reward and failure fraction per step "
-                  "(seed means)")
+    fig, axes = grid(2, panel=(5.0, 3.6))
+    steps = range(1, cfg.steps + 1)
+    shown = [m for m in methods if m != "evolution"]
+    colors = {m: color(i) for i, m in enumerate(shown)}
+    for ax, key, ylabel, ylog in (
+            (axes[0], "reward", "mean reward", "auto"),
+            (axes[1], "failure_frac", "compile + runtime failure fraction", False)):
+        series = {m: {t: metric_values(_of(results, m), f"{key}@{t}") for t in steps}
+                  for m in shown}
+        line_panel(ax, series, xlabel="GRPO step", ylabel=ylabel, xlog=False, ylog=ylog,
+                   colors=colors)
+    axes[0].axhline(0, color="gray", lw=0.8)
+    return save(fig, path, "RFTHGS loop: mean reward and failure fraction per step (mean ± "
+                "95 % CI over seeds)")
 
 
 def _notes(cfg: RFTHGSRepro, results: list[Result]) -> list[str]:

@@ -107,7 +107,8 @@ import torch
 from optzoo.errors import ConfigError
 from optzoo.experiment import Claim, Figure, Preset, Reproduction, Result, Summary, Table, Trial
 from optzoo.experiment import verdicts as vd
-from optzoo.experiment.stats import fmt_values, mean_ci
+from optzoo.experiment.stats import fmt_values
+from optzoo.report.figures import color, curves_panel, grid, save
 from optzoo.scheduling.cpsat import cpsat_front
 from optzoo.scheduling.dcan import DCANPolicy
 from optzoo.scheduling.decomposition_ppo import DecompositionPPO, PPOConfig, solve_front
@@ -798,61 +799,47 @@ def _claims(ev: _Eval, cfg: DCANConfig, results: list[Result] = ()) -> list[Clai
 
 
 def _plot_fronts(ev: _Eval, obj: str, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     sizes = _sizes(ev)
     shown = [names[0] for names in sizes.values()]
-    colours = {lb: plt.cm.tab20(i % 20) for i, lb in enumerate(LABELS.values())}
-    fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 4), squeeze=False)
-    for ax, name in zip(axes[0], shown, strict=True):
+    # one colour per method, dots for greedy decoding and crosses for sampling: every label
+    # stays distinguishable without more colours than the default cycle
+    methods = list(dict.fromkeys(k[0] for k in LABELS))
+    style = {lb: (color(methods.index(m)), "x" if v == "sample" else ".")
+             for (m, v), lb in LABELS.items()}
+    fig, axes = grid(len(shown), panel=(5.0, 4.0))
+    for ax, name in zip(axes, shown, strict=True):
+        # a front is a set of objective vectors, not a mean over seeds: a scatter panel, which
+        # figures.py does not provide, drawn on the grid's axes
         ref = ev.reference[name]
         ax.plot(ref[:, 0], ref[:, 1], "k-", lw=0.8, label="reference")
         for label, seeds in ev.fronts[name].items():
             f = seeds[min(seeds)]
-            # more labels than the default 10 colours: a fixed colour per label, crosses for
-            # sampling, so every method stays distinguishable
-            ax.plot(f[:, 0], f[:, 1], "x" if label.endswith("(sample)") else ".", ms=5,
-                    color=colours[label], label=label)
-        ax.set_title(f"{name} (first seed)")
+            c, marker = style.get(label, ("0.3", "."))
+            ax.plot(f[:, 0], f[:, 1], marker, ls="none", ms=5, color=c, label=label)
+        ax.set_title(f"{name} (first seed)", fontsize=9)
         ax.set_xlabel(OBJECTIVE_SETS[obj][0])
         ax.set_ylabel(OBJECTIVE_SETS[obj][1])
-    axes[0][0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"{obj}: fronts of every method (first seed) on the first "
-                  "test instance of each size, with the reference front")
+        ax.grid(True, alpha=0.25, lw=0.5)
+    axes[0].legend(fontsize=6)
+    return save(fig, path, f"{obj}: fronts of every method (first seed) on the first test "
+                "instance of each size, with the reference front (single runs: no interval)")
 
 
 def _plot_curves(results: list[Result], cfg: DCANConfig, path: Path) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, (ax,) = grid(1, panel=(6.0, 4.0))
     obj = cfg.objective_sets[0]
+    curves, xs = {}, {}
     for m in NEURAL:
         rs = [r for r in results if r.trial.method == m and r.trial.problem == obj]
         if not rs:
             continue
         n = min(sum(k.startswith("curve_") for k in r.metrics) for r in rs)
-        stats = [mean_ci([float(r.metrics[f"curve_{i:03d}"]) for r in rs]) for i in range(n)]
-        x = (np.arange(n) + 1) * cfg.log_every
-        ax.errorbar(x, [s[0] for s in stats],
-                    yerr=[h if math.isfinite(h) else 0.0 for _, h in stats], marker=".",
-                    label=_train_name(m))
-    ax.set_xlabel("update")
-    ax.set_ylabel("λ-weighted normalised objective")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Figure(path=path, caption=f"Training on {cfg.train_size} ({obj}): mean λ-weighted "
-                  "normalised objective of the sampled episodes (mean ± 95% CI over seeds)")
+        curves[_train_name(m)] = [[float(r.metrics[f"curve_{i:03d}"]) for i in range(n)]
+                                  for r in rs]
+        xs[_train_name(m)] = (np.arange(n) + 1) * cfg.log_every
+    curves_panel(ax, curves, x=xs, xlabel="update", ylabel="λ-weighted normalised objective")
+    return save(fig, path, f"Training on {cfg.train_size} ({obj}): mean λ-weighted "
+                "normalised objective of the sampled episodes (mean ± 95 % CI over seeds)")
 
 
 def _notes(cfg: DCANConfig, results: list[Result]) -> list[str]:
