@@ -154,7 +154,8 @@ def test_grid_hides_unused_cells():
 @pytest.mark.parametrize(("call", "match"), [
     (lambda: figures.grid(0), "n: expected a positive"),
     (lambda: figures.category_panel(figures.grid(1)[1][0], {"a": [1]}, kind="line"), "kind"),
-    (lambda: figures.line_panel(figures.grid(1)[1][0], {"a": {1: [1]}}, ylog="yes"), "ylog"),
+    (lambda: figures.line_panel(figures.grid(1)[1][0], {"a": {1: [1]}}, ylog="yes"),
+     "ylog: expected .* .symlog."),
     (lambda: figures.save(figures.grid(1)[0], "f.pdf", "c"), "path: expected a .png"),
 ])
 def test_bad_arguments_name_themselves(call, match):
@@ -210,3 +211,13 @@ def test_by_seed_dicts_are_one_series_and_grid_shares_axes():
     figures.line_panel(axes[1], {"a": {1: [10, 20], 2: [30, 40]}})
     assert axes[0].get_ylim() == axes[1].get_ylim()
     assert axes[0].get_legend() is not None
+
+
+def test_symlog_and_a_figure_title(tmp_path):
+    fig, (ax,) = figures.grid(1)
+    figures.line_panel(ax, {"gap": {1: [-100.0, -90.0], 2: [0.0, 0.1], 3: [500.0, 400.0]}},
+                       ylog="symlog", xlog=False)
+    assert ax.get_yscale() == "symlog"
+    assert fig._suptitle is None
+    figures.save(fig, tmp_path / "t.png", "c", title="Pendulum and MountainCar")
+    assert fig._suptitle.get_text() == "Pendulum and MountainCar"

@@ -115,8 +115,11 @@ def span_is_wide(values: Sequence[float]) -> bool:
 def _apply_log(ax, axis: str, log: bool | str, values: Sequence[float]) -> None:
     if log == "auto":
         log = span_is_wide(values)
+    elif log == "symlog":  # signed values, or values that reach 0, over orders of magnitude
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("symlog")
+        return
     elif not isinstance(log, bool):
-        raise ValueError(f"{axis}log: expected True, False or 'auto', got {log!r}")
+        raise ValueError(f"{axis}log: expected True, False, 'auto' or 'symlog', got {log!r}")
     if log:
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
 
@@ -162,8 +165,8 @@ def line_panel(ax, series: Mapping[str, Mapping[float, Sequence[float]]], *,
         series: ``{label: {x: per-seed values}}`` (a list, or ``{seed: value}``); an ``x``
             whose values are all non-finite is left out (the count is shown in the legend).
         xlabel, ylabel, title: axis labels and panel title.
-        xlog, ylog: ``True``, ``False`` or ``"auto"`` (log when the span exceeds
-            :data:`LOG_SPAN`).
+        xlog, ylog: ``True``, ``False``, ``"auto"`` (log when the span reaches
+            :data:`LOG_SPAN`) or ``"symlog"`` (signed values over orders of magnitude).
         colors: ``{label: colour}``; default: the colour cycle in ``series`` order.
         reference: ``{label: (xs, ys)}`` drawn as thin dashed grey lines (a bound, a slope).
         hline: a reference level drawn as a dashed line.
@@ -392,8 +395,10 @@ def heatmap_panel(ax, matrix: Sequence[Sequence[float]], *, xticks: Sequence[Any
     ax.grid(False)
 
 
-def save(fig, path: Path | str, caption: str, *, dpi: int = 110) -> Figure:
+def save(fig, path: Path | str, caption: str, *, dpi: int = 110,
+         title: str | None = None) -> Figure:
     """Lay out, write and close ``fig``; the :class:`~optzoo.experiment.Figure` for the summary.
+    ``title`` is a figure-wide title above all panels.
 
     ``bbox_inches="tight"`` keeps rotated tick labels and outside legends inside the image.
     """
@@ -401,6 +406,8 @@ def save(fig, path: Path | str, caption: str, *, dpi: int = 110) -> Figure:
     path = Path(path)
     if path.suffix.lower() != ".png":
         raise ValueError(f"path: expected a .png file, got {str(path)!r}")
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     plt.close(fig)
