@@ -324,6 +324,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("optzoo: interrupted; finished trials are kept, rerun to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `optzoo list | head`: the reader left; point stdout at devnull so the interpreter's
+        # final flush does not raise again (Python's documented recipe for SIGPIPE).
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
