@@ -116,9 +116,24 @@ def rst_tables(text: str) -> str:
     return "\n".join(out)
 
 
+_EXAMPLE = re.compile(r"^(\s*)Example:\s*$", re.M)
+
+
+def example_sections(text: str) -> str:
+    """Google style's singular ``Example:`` as ``Examples:``: griffe parses only the plural as an
+    examples section (``>>>`` lines rendered as code); the singular would become an admonition
+    whose ``x[0]["grad"]`` Markdown reads as a reference link.
+
+    >>> example_sections("Example:\n    >>> 1")
+    'Examples:\n    >>> 1'
+    """
+    return _EXAMPLE.sub(r"\1Examples:", text)
+
+
 class SphinxRoles(griffe.Extension):
     """Rewrites the roles of every docstring griffe loads."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:  # griffe ≥ 1
         if obj.docstring is not None:
-            obj.docstring.value = literal_blocks(rst_tables(strip_roles(obj.docstring.value)))
+            obj.docstring.value = example_sections(
+                literal_blocks(rst_tables(strip_roles(obj.docstring.value))))

@@ -174,3 +174,10 @@ def test_contract_page_examples_run():
     assert blocks
     for code in blocks:
         exec(compile(code, "docs/contract.md", "exec"), {})  # noqa: S102
+
+
+def test_singular_example_sections_render_as_code():
+    # griffe parses only "Examples:" as an examples section; "Example:" would be Markdown text
+    # in which x[0]["grad"] reads as a reference link (a strict-build warning)
+    assert griffe_roles.example_sections("A.\n\n    Example:\n        >>> x[0]['g']\n") == (
+        "A.\n\n    Examples:\n        >>> x[0]['g']\n")

@@ -214,6 +214,20 @@ class F2SA(BilevelSolver):
         upper_x_grad: query ``∇_x F`` for the ``j∇_x F`` terms; ``False`` when f does not
             depend on x (hyper-parameter tuning), which saves those calls.
         x0, y0: starting points (default: the problem's; every node starts at ``y0``).
+
+    Example:
+        F²SA-2 on a quadratic problem whose hyper-gradient ∇Φ is known in closed form:
+
+        >>> from optzoo.bilevel import F2SA, Oracle
+        >>> from optzoo.bilevel.problems.quadratic import QuadraticBilevel
+        >>> problem = QuadraticBilevel(dim_x=5, dim_y=8, rho=1.0, seed=0)
+        >>> solver = F2SA(Oracle(problem), p=2, nu=0.05, lr=0.1, inner_lr=0.4, normalized=False)
+        >>> history = solver.run(budget=1_000, every=10,
+        ...     callback=lambda s: {"grad": float(problem.hypergradient(s.x).norm())})
+        >>> round(history[0]["grad"], 2), bool(history[-1]["grad"] < 0.2)
+        (4.1, True)
+        >>> sorted(history[-1])                      # one record every 10 outer steps
+        ['calls', 'grad', 'step']
     """
 
     def __init__(self, oracle: Oracle, *, p: int = 1, nu: float = 0.1, lr: float = 0.01,

@@ -43,6 +43,29 @@ class BilevelProblem(abc.ABC):
     :meth:`hvp_yy`, :meth:`cross_xy`) default to reverse-mode autograd (double backward for
     the second-order ones); a problem with cheap closed forms may override them for speed —
     its tests then compare the override with the autograd default.
+
+    Example:
+        A new problem is four methods; the oracles (autograd) and the exact references
+        (``lower_solution``, ``hypergradient``, ``phi``) come with it:
+
+        >>> import torch
+        >>> from optzoo.bilevel import F2SA, BilevelProblem, Oracle
+        >>> class Toy(BilevelProblem):              # y*(x) = x and Φ(x) = ½‖x − 1‖²
+        ...     def f(self, x, y, batch=None):
+        ...         return 0.5 * ((y - 1.0) ** 2).sum()
+        ...     def g(self, x, y, batch=None):
+        ...         return 0.5 * ((y - x) ** 2).sum()
+        ...     def x0(self):
+        ...         return torch.zeros(3, dtype=torch.float64)
+        ...     def y0(self):
+        ...         return torch.zeros(3, dtype=torch.float64)
+        >>> problem = Toy()
+        >>> problem.grad_g(problem.x0(), torch.ones(3, dtype=torch.float64))   # (∇_x g, ∇_y g)
+        (tensor([-1., -1., -1.], dtype=torch.float64), tensor([1., 1., 1.], dtype=torch.float64))
+        >>> solver = F2SA(Oracle(problem), nu=0.05, lr=0.5, inner_lr=0.5, normalized=False)
+        >>> history = solver.run(steps=20)
+        >>> history[-1]["calls"], bool(((solver.x - 1.0).abs() < 1e-4).all())   # x* = 1
+        (660, True)
     """
 
     name: str = "bilevel"

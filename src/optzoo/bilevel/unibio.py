@@ -187,6 +187,19 @@ class UniBiO(BilevelSolver):
             normalized step hovers at a floor of order η).
         eps: ε of the normalization ``m/(‖m‖ + ε)``.
         x0, y0: starting points (default: the problem's).
+
+    Example:
+        A lower level that is uniformly convex of order p = 4 (not strongly convex):
+
+        >>> from optzoo.bilevel import Oracle, UniBiO
+        >>> from optzoo.bilevel.problems.uniformly_convex import UniformlyConvexSynthetic
+        >>> problem = UniformlyConvexSynthetic(4.0, dim=6, zeros=1, seed=0)
+        >>> solver = UniBiO(Oracle(problem), p=4.0, lr=0.05, neumann_eta=0.5, terms=5,
+        ...                 lower_budget=50)
+        >>> history = solver.run(steps=50, every=10,
+        ...     callback=lambda s: {"grad": float(problem.hypergradient(s.x).norm())})
+        >>> [round(r["grad"], 1) for r in history]  # ‖∇Φ(x_t)‖ every 10 outer steps
+        [1.2, 0.8, 0.5, 0.2, 0.2, 0.2]
     """
 
     def __init__(self, oracle: Oracle, *, p: float = 2.0, lr: float = 0.05, beta: float = 0.9,

@@ -290,7 +290,10 @@ def draw_descent_sequences(
     The descent runs in the unit cube: x = lower + (upper − lower) · u, the optimiser steps in u
     (so Adam's lr 0.002 is 0.2 % of each side of the box, as in the paper, which scales every
     problem to [0, 1]^d) and the arc length is measured in u.  On the unit cube the map is the
-    identity.  The returned points are in the model's input coordinates.
+    identity.  The returned points are in the model's input coordinates.  The step is scaled to
+    the box, but the samples are only as smooth as the GP: on raw inputs give the model
+    ``input_transform=Normalize(d, bounds=bounds)`` (BoTorch's own advice), or a length-scale
+    fitted in raw units can keep the descents short.
 
     Example:
         >>> import torch
@@ -380,22 +383,24 @@ class LocalEntropySearch(AcquisitionFunction):
         >>> import torch
         >>> from botorch.models import SingleTaskGP
         >>> from botorch.optim import optimize_acqf_discrete
-        >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
-        <torch._C.Generator object at ...>
+        >>> from optzoo.bo import LocalEntropySearch, adam_descent
+        >>> _ = torch.manual_seed(0)
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> Y = ((X - 0.3) ** 2).sum(-1, keepdim=True)
         >>> gp = SingleTaskGP(X, Y).eval()
         >>> bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
         >>> fast = adam_descent(steps=50)
-        >>> acqf = LocalEntropySearch(gp, x_start=X[Y.argmin()], bounds=bounds,
-        ...                           num_samples=8, num_points=4, descent=fast)
-        >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=acqf.candidates)
-        >>> x_next.shape
-        torch.Size([1, 2])
+        >>> acqf = LocalEntropySearch(gp, x_start=X[Y.argmin()], bounds=bounds, num_samples=8,
+        ...                           num_points=4, descent=fast, num_features=64)
+        >>> acqf.candidates.shape                    # S x M trace points of the descents
+        torch.Size([32, 2])
+        >>> x_next, value = optimize_acqf_discrete(acqf, q=1, choices=acqf.candidates)
+        >>> x_next.shape, bool(value.item() > 0)     # α ≥ 0, the most informative trace point
+        (torch.Size([1, 2]), True)
 
     Example (maximisation, BoTorch's convention: start from the highest observation and ascend):
         >>> acqf = LocalEntropySearch(gp, x_start=X[Y.argmax()], bounds=bounds, maximize=True,
-        ...                           num_samples=8, num_points=4, descent=fast)
+        ...                           num_samples=8, num_points=4, descent=fast, num_features=64)
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=acqf.candidates)
 
     Args:
@@ -679,14 +684,21 @@ def run_les(
         callback: called as ``callback(iteration, acqf, x_next_unit)`` before each evaluation.
 
     Example:
+        Two LES steps on a 2-D sphere in [−10, 10]², with a GP of fixed length-scales (the
+        default ``make_gp`` fits them by marginal likelihood, a second per step):
+
         >>> import torch
+        >>> from optzoo.bo import adam_descent, make_gp, run_les
+        >>> _ = torch.manual_seed(0)
         >>> box = torch.tensor([[-10.0, -10.0], [10.0, 10.0]], dtype=torch.float64)
+        >>> def gp(X, Y):                            # X in [0, 1]^d, Y standardised
+        ...     return make_gp(X, Y, lengthscales=torch.tensor([0.3, 0.3], dtype=torch.float64))
         >>> res = run_les(lambda X: (X ** 2).sum(-1), box, budget=4,
         ...               X_init=torch.tensor([[5.0, -4.0], [-3.0, 7.0]], dtype=torch.float64),
-        ...               num_samples=4, num_points=3, descent=adam_descent(steps=20),
-        ...               num_features=64)
-        >>> res.X.shape
-        torch.Size([4, 2])
+        ...               model_fn=gp, num_samples=4, num_points=3,
+        ...               descent=adam_descent(steps=20), num_features=64)
+        >>> res.X.shape, res.n_init, bool(res.Y[2:].min() < res.Y[:2].min())   # it descended
+        (torch.Size([4, 2]), 2, True)
     """
     _check_bounds(bounds)
     if stop_fraction is not None and not 0 < stop_fraction <= 1:

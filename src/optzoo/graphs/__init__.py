@@ -1,4 +1,22 @@
-"""Graphs: spectral sparsifiers of kernel graphs, static and fully dynamic (DynamicGeoSpar)."""
+"""Graphs: spectral sparsifiers of kernel graphs, static and fully dynamic (DynamicGeoSpar).
+
+Example:
+    Sparsify the kernel graph of 600 points, move some of them, and compare quadratic forms:
+
+    >>> from optzoo.graphs import (DynamicSpectralSparsifier, InversePolynomialKernel,
+    ...                            gaussian_mixture, move_stream, probe_vectors,
+    ...                            quadratic_form_ratios)
+    >>> x = gaussian_mixture(600, 2, centers=4, seed=0)
+    >>> kernel = InversePolynomialKernel(1.0)        # K(x, y) = 1 / (1 + ‖x − y‖²)²
+    >>> h = DynamicSpectralSparsifier(x, kernel, eps=0.5, separation=2.0, oversample=0.02, seed=0)
+    >>> h.num_edges() < 600 * 599 // 2
+    True
+    >>> for i, x_new in move_stream(x, 20, "mixed", seed=1):   # H is repaired locally
+    ...     stats = h.move(i, x_new)
+    >>> ratios = quadratic_form_ratios(h.laplacian(), h.x, kernel, probe_vectors(h.x, 12, seed=2))
+    >>> bool(0.5 < ratios.min() <= ratios.max() < 1.5)       # vᵀL_H v / vᵀL_G v
+    True
+"""
 
 from optzoo.graphs.dynamic_spectral_sparsifier import DynamicSpectralSparsifier, UpdateStats
 from optzoo.graphs.problems import (

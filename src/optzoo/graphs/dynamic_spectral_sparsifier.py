@@ -91,12 +91,14 @@ class DynamicSpectralSparsifier(SpectralSparsifier):
 
     Example:
         >>> import numpy as np
-        >>> from optzoo.graphs import DynamicSpectralSparsifier, InversePolynomialKernel
-        >>> x = np.random.default_rng(0).normal(size=(300, 2))
-        >>> h = DynamicSpectralSparsifier(x, InversePolynomialKernel(1.0), eps=0.5, seed=0)
-        >>> stats = h.move(3, np.array([0.5, -0.2]))
-        >>> stats.pairs_touched > 0
-        True
+        >>> from optzoo.graphs import (DynamicSpectralSparsifier, InversePolynomialKernel,
+        ...                            gaussian_mixture)
+        >>> x = gaussian_mixture(400, 2, centers=4, seed=0)
+        >>> h = DynamicSpectralSparsifier(x, InversePolynomialKernel(1.0), eps=0.5,
+        ...                               separation=2.0, oversample=0.02, seed=0)
+        >>> stats = h.move(3, np.array([0.5, -0.2]))   # point 3 moves; H is repaired locally
+        >>> stats.pairs_touched > 0, h.x[3].tolist(), h.laplacian().shape
+        (True, [0.5, -0.2], (400, 400))
     """
 
     def move(self, i: int, x_new: np.ndarray) -> UpdateStats:

@@ -109,7 +109,23 @@ def check_kernel(kernel: object) -> object:
 
 
 def make_kernel(name: str, sigma: float) -> Kernel:
-    """``"invpoly"`` (q = 2) or ``"gaussian"`` with length scale ``sigma``."""
+    """``"invpoly"`` (q = 2) or ``"gaussian"`` with length scale ``sigma``.
+
+    Example:
+        The reproduction's kernels by name; a kernel is row-wise on two ``(m, d)`` arrays:
+
+        >>> import numpy as np
+        >>> from optzoo.graphs import SpectralSparsifier, gaussian_mixture, make_kernel
+        >>> make_kernel("gaussian", 0.5)
+        GaussianKernel(sigma=0.5)
+        >>> kernel = make_kernel("invpoly", 1.0)
+        >>> kernel(np.zeros((2, 2)), np.array([[1.0, 0.0], [1.0, 1.0]]))   # (1 + ‖x − y‖²)^-2
+        array([0.25      , 0.11111111])
+        >>> x = gaussian_mixture(400, 2, centers=4, seed=0)
+        >>> h = SpectralSparsifier(x, kernel, eps=0.5, separation=2.0, oversample=0.02, seed=0)
+        >>> h.laplacian().shape, h.num_edges() < 400 * 399 // 2
+        ((400, 400), True)
+    """
     if name == "invpoly":
         return InversePolynomialKernel(sigma=sigma, q=2.0)
     if name == "gaussian":

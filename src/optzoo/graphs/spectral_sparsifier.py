@@ -196,12 +196,16 @@ class SpectralSparsifier:
         DenseSparsifierWarning: when H keeps more than 90 % of the n(n − 1)/2 pairs.
 
     Example:
-        >>> from optzoo.graphs import InversePolynomialKernel, SpectralSparsifier
-        >>> import numpy as np
-        >>> x = np.random.default_rng(0).normal(size=(200, 2))
-        >>> h = SpectralSparsifier(x, InversePolynomialKernel(1.0), eps=0.5, seed=0)
-        >>> h.laplacian().shape
-        (200, 200)
+        >>> from optzoo.graphs import (InversePolynomialKernel, SpectralSparsifier,
+        ...                            gaussian_mixture, probe_vectors, quadratic_form_ratios)
+        >>> x = gaussian_mixture(400, 2, centers=4, seed=0)
+        >>> kernel = InversePolynomialKernel(1.0)
+        >>> h = SpectralSparsifier(x, kernel, eps=0.5, separation=2.0, oversample=0.02, seed=0)
+        >>> h.laplacian().shape, h.num_edges() < 400 * 399 // 2   # sparse CSR, fewer edges
+        ((400, 400), True)
+        >>> ratios = quadratic_form_ratios(h.laplacian(), x, kernel, probe_vectors(x, 8, seed=1))
+        >>> bool(0.5 < ratios.min() <= ratios.max() < 1.5)     # vᵀL_H v / vᵀL_G v ≈ 1
+        True
     """
 
     def __init__(self, points: np.ndarray, kernel: Kernel, eps: float = 0.5,

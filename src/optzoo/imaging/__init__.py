@@ -1,5 +1,19 @@
 """Imaging: sparse kernel decomposition (DISK, Wu, Cao & Huo, ICLR 2026) and its baselines —
-dense FFT convolution, low-rank separable filters and a PST-style annealing search."""
+dense FFT convolution, low-rank separable filters and a PST-style annealing search.
+
+Example:
+    Fit a sparse kernel complex to a defocus disc and blur an image with it:
+
+    >>> import torch
+    >>> from optzoo.imaging import fit_sparse_kernel
+    >>> from optzoo.imaging.problems import disc_kernel
+    >>> target = disc_kernel(5.0)                    # a 13 x 13 defocus (bokeh) disc
+    >>> disk = fit_sparse_kernel(target, n_taps=8, n_layers=3, steps=20, seed=0).complex
+    >>> disk.taps, target.size                       # taps per pixel instead of 169
+    (24, 169)
+    >>> disk(torch.rand(64, 64, dtype=torch.float64)).shape   # (H, W) -> (H, W), differentiable
+    torch.Size([64, 64])
+"""
 
 from optzoo.imaging.dense_convolution import dense_filter
 from optzoo.imaging.low_rank import LowRankFilter, apply_low_rank, low_rank_decomposition

@@ -73,6 +73,26 @@ class TwoLayerKAN(nn.Module):
         symmetric_init: pair neurons so that f ≡ 0 at init (deviation, see module docstring).
         generator: torch.Generator for a deterministic init.
         dtype: parameter dtype (float64 recommended for kernel work).
+
+    Example:
+        An ``nn.Module`` from ``(n, d)`` inputs in [0, 1]^d to ``(n,)`` outputs; only α trains:
+
+        >>> import torch
+        >>> from optzoo.kan import TwoLayerKAN
+        >>> gen = torch.Generator().manual_seed(0)
+        >>> x = torch.rand(16, 2, generator=gen, dtype=torch.float64)
+        >>> y = torch.sin(3 * x[:, 0]) * x[:, 1]
+        >>> kan = TwoLayerKAN(d=2, width=256, g=8, generator=gen)
+        >>> kan(x).shape, [tuple(p.shape) for p in kan.parameters()]   # α: (m, g, d)
+        (torch.Size([16]), [(256, 8, 2)])
+        >>> opt = torch.optim.SGD(kan.parameters(), lr=0.01)
+        >>> for _ in range(20):                     # full-batch gradient descent
+        ...     opt.zero_grad()
+        ...     loss = 0.5 * ((kan(x) - y) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        >>> bool(loss < 0.5 * ((TwoLayerKAN(2, 256, 8, generator=gen)(x) - y) ** 2).sum())
+        True
     """
 
     def __init__(self, d: int, width: int, g: int = 8, *, sigma: float | None = None,

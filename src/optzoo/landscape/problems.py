@@ -33,6 +33,25 @@ class EntropicToy(nn.Module):
     Args:
         dims: D, the number of transverse coordinates.
         ratio: g at the midpoint over g at the endpoints (the interior curvature excess).
+
+    Example:
+        Zero loss along the path ``(y = t, x = 0)``, curvature 1 at the ends and 4 midway;
+        released at y = 0.3 with Langevin noise, the path coordinate drifts toward y = 0:
+
+        >>> import torch
+        >>> from optzoo.landscape import (EntropicToy, functional_loss, release_dynamics,
+        ...                               toy_data, toy_loss, toy_path)
+        >>> toy, path = EntropicToy(dims=50, ratio=4.0), toy_path(50)
+        >>> toy.g(torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64))
+        tensor([1., 4., 1.], dtype=torch.float64)
+        >>> data = toy_data(64, 50, noise=0.0)     # (a, dummy targets); noise=0: no SGD noise
+        >>> loss = functional_loss(toy, toy_loss)  # loss(flat parameters, inputs, targets)
+        >>> float(loss(path(0.3), *data))
+        0.0
+        >>> out = release_dynamics(toy, toy_loss, path, 0.3, data, steps=300, temperature=1e-3,
+        ...                        generator=torch.Generator().manual_seed(0))
+        >>> len(out.ys), bool(out.ys[-1] < 0.2)     # y every 15 steps (projection cycles)
+        (21, True)
     """
 
     def __init__(self, dims: int = 50, ratio: float = 4.0) -> None:

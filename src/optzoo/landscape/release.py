@@ -119,6 +119,22 @@ def entropic_drift_rate(lr: float, temperature: float, project_every: int,
             with ``curvatures=None``).
         curvatures: ``h_i(s)``; ``None`` takes the un-equilibrated limit ``η h_i k ≪ 1``
             (``E x_i² = 2ηTk``), an upper bound on the drift of every direction with h_i > 0.
+
+    Example:
+        The predicted drift on :class:`~optzoo.landscape.EntropicToy` at y = 0.3, where the
+        transverse curvature g(y) grows with y in each of the D = 50 directions:
+
+        >>> import torch
+        >>> from optzoo.landscape import EntropicToy, entropic_drift_rate
+        >>> y = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+        >>> g = EntropicToy(dims=50).g(y)
+        >>> (dg,) = torch.autograd.grad(g, y)
+        >>> rate = entropic_drift_rate(0.02, 1e-3, 15, [float(dg)] * 50, [g.item()] * 50)
+        >>> f"{rate:.1e}"                           # per step: toward y = 0, the flatter end
+        '-8.0e-04'
+        >>> bound = entropic_drift_rate(0.02, 1e-3, 15, [float(dg)] * 50)   # η h k ≪ 1 limit
+        >>> bool(bound < rate < 0)
+        True
     """
     if not lr > 0 or not temperature >= 0 or project_every < 1:
         raise ValueError(f"lr > 0, temperature >= 0, project_every >= 1 required, got {lr}, "

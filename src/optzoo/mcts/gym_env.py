@@ -75,7 +75,7 @@ class GymDeterministicEnv:
 
     Example:
         >>> import gymnasium as gym
-        >>> from optzoo.mcts import KVDAUCT, play_episode
+        >>> from optzoo.mcts import KVDAUCT, GymDeterministicEnv, play_episode
         >>> lake = GymDeterministicEnv(gym.make("FrozenLake-v1", is_slippery=False),
         ...                            horizon=8, seed=0)
         >>> agent = KVDAUCT(lake, iterations=300, seed=0)

@@ -19,7 +19,33 @@ from optzoo.mcts.uct import _ROUND, UCT
 
 class OGAUCT(UCT):
     """OGA-UCT (ASAP abstractions, K-recency re-abstraction, dynamic σ).  Arguments as
-    :class:`~optzoo.mcts.uct.UCT`."""
+    :class:`~optzoo.mcts.uct.UCT`.
+
+    Example:
+        Any deterministic MDP with hashable states plugs in: ``initial_state``,
+        ``legal_actions``, ``step(state, action) -> (state, reward)`` and a ``horizon``:
+
+        >>> from dataclasses import dataclass
+        >>> from optzoo.mcts import OGAUCT, exact_values, play_episode
+        >>> @dataclass(frozen=True)
+        ... class Shop:                             # sell once, or wait while the price rises
+        ...     horizon: int = 6
+        ...     def initial_state(self):
+        ...         return (1, False)               # (price, sold)
+        ...     def legal_actions(self, state):
+        ...         return (0, 1)                   # wait, sell
+        ...     def step(self, state, action):
+        ...         price, sold = state
+        ...         if sold or action == 0:
+        ...             return (min(price + 1, 4), sold), 0.0
+        ...         return (price, True), float(price)
+        >>> env = Shop()
+        >>> exact_values(env, env.initial_state(), 0)
+        4.0
+        >>> out = play_episode(OGAUCT(env, iterations=200, seed=0), env)
+        >>> out["return"], bool(out["q_ratio"] > 1.0)   # equivalent Q-nodes share statistics
+        (4.0, True)
+    """
 
     name = "oga"
 

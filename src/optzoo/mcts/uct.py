@@ -90,6 +90,19 @@ class UCT:
         sigma: the dynamic scale σ: ``"ground"`` (official) the standard deviation of the
             visited ground Q-nodes' own mean returns, 0 before any visit; ``"shared"`` (before
             issue 22) that of the shared estimates V̄(q), 1 when it is 0 or undefined.
+
+    Example:
+        One search from a state returns an action; ``play_episode`` searches at every step:
+
+        >>> from optzoo.mcts import UCT, SysAdmin, exact_values, play_episode
+        >>> env = SysAdmin(n=4, horizon=5)
+        >>> agent = UCT(env, iterations=100, seed=0)
+        >>> agent.search(env.initial_state(), 0) in env.legal_actions(env.initial_state())
+        True
+        >>> agent.compression()["q_ratio"]          # plain UCT: no abstraction
+        1.0
+        >>> play_episode(agent, env)["return"] == exact_values(env, env.initial_state(), 0)
+        True
     """
 
     name = "uct"
@@ -405,11 +418,11 @@ def play_episode(agent, env: DeterministicEnv) -> dict[str, float]:
     initial state to the horizon (or an earlier terminal state); returns the undiscounted
     return and, for tree agents, the mean compression of the trees built at each decision.
 
-    Example::
-
-        >>> from optzoo.mcts import SysAdmin
+    Example:
+        >>> from optzoo.mcts import UCT, SysAdmin, play_episode
         >>> env = SysAdmin(n=3, horizon=4)
-        >>> sorted(play_episode(UCT(env, iterations=20), env))
+        >>> out = play_episode(UCT(env, iterations=20), env)
+        >>> sorted(out)                              # the return, and the trees' compression
         ['q_abstract', 'q_ground', 'q_grouped', 'q_ratio', 'return', 's_ratio']
     """
     if not callable(getattr(agent, "search", None)):

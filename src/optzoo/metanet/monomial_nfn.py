@@ -165,6 +165,23 @@ class MonomialNFN(nn.Module):
         group: ``"scale"`` (ReLU zoos) or ``"sign"`` (sin zoos).
         channels: channels of the equivariant layers.
         head_hidden: width of the head's hidden layers.
+
+    Example:
+        Invariant to permuting hidden neurons and rescaling them by positive factors
+        (``group="scale"``, ReLU networks):
+
+        >>> import torch
+        >>> from optzoo.metanet import MonomialNFN, apply_symmetry, random_symmetry, relu_mlp_zoo
+        >>> zoo = relu_mlp_zoo(8, seed=0, hidden=8, max_epochs=1, cache=False)
+        >>> weights, biases = zoo.tensors()
+        >>> _ = torch.manual_seed(0)
+        >>> meta = MonomialNFN(zoo.widths, out_dim=1, group="scale", channels=(4, 4),
+        ...                    head_hidden=16).eval()
+        >>> g = random_symmetry(zoo.widths, len(zoo), "scale", torch.Generator().manual_seed(0))
+        >>> with torch.no_grad():
+        ...     out, out_g = meta(weights, biases), meta(*apply_symmetry(weights, biases, *g))
+        >>> out.shape, bool((out - out_g).abs().max() < 1e-8)
+        (torch.Size([8, 1]), True)
     """
 
     def __init__(self, widths, out_dim: int = 1, group: str = "scale", channels=(16, 16),

@@ -114,6 +114,32 @@ class QuasiEquivariantNFN(MonomialNFN):
         scale_hidden: width of the scale networks γ_k and φ_k (one pair per block).
         channel_scaling: use the channel-wise factor κ (default); ``False`` is the literal
             reading α = a(θ) ∈ G, which the invariant head removes.
+
+    Example:
+        Train on a zoo's weights to predict accuracy; the prediction is unchanged when the
+        hidden neurons of every network are permuted and rescaled (the same functions):
+
+        >>> import torch
+        >>> from optzoo.metanet import (QuasiEquivariantNFN, apply_symmetry, random_symmetry,
+        ...                             relu_mlp_zoo)
+        >>> zoo = relu_mlp_zoo(8, seed=0, hidden=8, max_epochs=1, cache=False)
+        >>> weights, biases = zoo.tensors()
+        >>> accuracy = torch.as_tensor(zoo.targets)  # each network's test accuracy
+        >>> _ = torch.manual_seed(0)
+        >>> meta = QuasiEquivariantNFN(zoo.widths, channels=(4, 4), head_hidden=16)
+        >>> opt = torch.optim.Adam(meta.parameters(), lr=1e-3)
+        >>> for _ in range(5):
+        ...     opt.zero_grad()
+        ...     loss = torch.nn.functional.mse_loss(meta(weights, biases).squeeze(-1), accuracy)
+        ...     loss.backward()
+        ...     opt.step()
+        >>> g = random_symmetry(zoo.widths, len(zoo), "scale", torch.Generator().manual_seed(0))
+        >>> w2, b2 = apply_symmetry(weights, biases, *g)
+        >>> _ = meta.eval()                          # the head's batch norm: running statistics
+        >>> with torch.no_grad():
+        ...     gap = (meta(weights, biases) - meta(w2, b2)).abs().max()
+        >>> bool(gap < 1e-8)
+        True
     """
 
     def __init__(self, widths, out_dim: int = 1, channels=(16, 16), head_hidden: int = 128,

@@ -2,7 +2,23 @@
 DARTS / Gumbel supernet, ConNAS's constraint-guided gradient modification (ICLR 2026) and its
 baselines (expected-cost penalty, post-hoc projection, constrained random search), a trained
 ground-truth table on deformed scikit-learn digits (with measured latency), and a reader of
-NATS-Bench's topology files."""
+NATS-Bench's topology files.
+
+Example:
+    A ConNAS search of the 125-cell mini space on digits under a FLOPs budget (2 epochs
+    here; the reproduction runs 30):
+
+    >>> from optzoo.nas import MINI_TOPOLOGY as space
+    >>> from optzoo.nas import SearchConfig, connas_search, digits_split
+    >>> data = digits_split()                        # scikit-learn digits, N x 1 x 8 x 8
+    >>> train = tuple(t[:128] for t in data["train"])   # (images, labels)
+    >>> valid = tuple(t[:64] for t in data["val"])
+    >>> budget = 70_314                              # FLOPs: 54 of the 125 cells fit
+    >>> res = connas_search(space, train, valid, {"flops": budget},
+    ...                     SearchConfig(epochs=2, batch_size=64), seed=0)
+    >>> space.to_str(res.arch), space.flops(res.arch) <= budget
+    ('|skip_connect~0|+|nor_conv_1x1~0|skip_connect~1|', True)
+"""
 
 from optzoo.nas.connas import (
     ConNAS,

@@ -171,10 +171,24 @@ class ConNAS:
         scope: normalisation scope, "edge" (default) or "global".
 
     Example:
-        >>> from optzoo.nas import MINI_TOPOLOGY as S, ConNAS
-        >>> hook = ConNAS(S.n_ops, S.costs, {"flops": 1e5})
-        >>> # search(S, train, valid, SearchConfig(), seed=0, alpha_grad=hook,
-        >>> #        feasible=hook.feasible)
+        The hook modifies ∇_α while the argmax cell violates a budget, and its ``feasible``
+        test drives the selection: ``search(space, train, valid, config, seed,
+        alpha_grad=hook, feasible=hook.feasible)``, which :func:`connas_search` wires up.
+
+        >>> import torch
+        >>> from optzoo.nas import MINI_TOPOLOGY as space
+        >>> from optzoo.nas import ConNAS
+        >>> hook = ConNAS(space.n_ops, space.costs, {"flops": 70_314})
+        >>> hook.feasible((1, 2, 1)), hook.feasible((3, 3, 3))   # skip/1x1 conv vs all 3x3
+        (True, False)
+        >>> alpha = torch.zeros(space.n_edges, space.n_ops)
+        >>> alpha[:, 3] = 1.0                        # argmax: a 3x3 conv on every edge
+        >>> grad = 0.01 * torch.randn(3, 5, generator=torch.Generator().manual_seed(0))
+        >>> new = hook(alpha, grad)                  # ∇L − R·v·‖∇L‖ per edge
+        >>> bool((new[:, 3] > 0).all()), hook.violated_calls   # a descent step lowers α_3x3
+        (True, 1)
+        >>> torch.equal(hook(torch.eye(3, 5), grad), grad)   # a feasible argmax: unchanged
+        True
     """
 
     n_ops: int
@@ -218,7 +232,24 @@ def connas_search(space: CellSpace, train, valid, budgets: Mapping[str, float],
                   config: SearchConfig, seed: int, cost_fn: CostFn | None = None,
                   rescale: float = 1.2, eps: float = 1e-6, scope: str = "edge") -> SearchResult:
     """ConNAS on ``space``: DARTS/Gumbel search with the gradient modification and the
-    feasible-selection rule.  ``cost_fn`` defaults to the space's exact params/FLOPs."""
+    feasible-selection rule.  ``cost_fn`` defaults to the space's exact params/FLOPs.
+
+    Example:
+        Plain DARTS picks a cell over the FLOPs budget; ConNAS, from the same seed, one within:
+
+        >>> from optzoo.nas import MINI_TOPOLOGY as space
+        >>> from optzoo.nas import SearchConfig, connas_search, digits_split, search
+        >>> data = digits_split()                    # scikit-learn digits, N x 1 x 8 x 8
+        >>> train = tuple(t[:128] for t in data["train"])
+        >>> valid = tuple(t[:64] for t in data["val"])
+        >>> config = SearchConfig(epochs=2, batch_size=64)   # the reproduction: 30 epochs
+        >>> darts = search(space, train, valid, config, seed=0)
+        >>> connas = connas_search(space, train, valid, {"flops": 70_314}, config, seed=0)
+        >>> space.flops(darts.arch), space.flops(connas.arch)
+        (144042, 70314)
+        >>> sorted(connas.info)                      # e.g. the share of steps it modified
+        ['checkpoints', 'feasible_checkpoints', 'violated_step_frac']
+    """
     hook = ConNAS(space.n_ops, cost_fn or space.costs, budgets, rescale, eps, scope)
     res = search(space, train, valid, config, seed, alpha_grad=hook, feasible=hook.feasible)
     res.info["violated_step_frac"] = hook.violated_calls / max(1, hook.calls)

@@ -64,6 +64,22 @@ class CellSpace:
         image_size: input height = width; must stay even through every reduction.
         num_classes: classifier outputs.
         ops: the candidate ops (names from :data:`OPS`).
+
+    Example:
+        The mini space of the reproduction (3 nodes, 3 edges, 5 ops: 125 cells on 8 x 8
+        digits); an architecture is one op index per edge:
+
+        >>> import torch
+        >>> from optzoo.nas import CellSpace
+        >>> space = CellSpace(n_nodes=3, channels=8, cells_per_stage=1, stages=2,
+        ...                   in_channels=1, image_size=8, num_classes=10)
+        >>> space.size, space.n_edges, space.ops[:3]
+        (125, 3, ('none', 'skip_connect', 'nor_conv_1x1'))
+        >>> arch = space.from_str("|skip_connect~0|+|nor_conv_1x1~0|skip_connect~1|")
+        >>> arch, space.costs(arch)                  # exact counts, no training
+        ((1, 2, 1), {'params': 4306, 'flops': 70314})
+        >>> space.build(arch)(torch.rand(2, 1, 8, 8)).shape   # a trainable nn.Module
+        torch.Size([2, 10])
     """
 
     n_nodes: int = 4

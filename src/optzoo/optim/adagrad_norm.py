@@ -38,9 +38,16 @@ class AdaGradNorm(AdaptivePreconditionedSGD):
         foreach: multi-tensor path (default: on CUDA).
 
     Example:
+        >>> import torch
+        >>> from optzoo.optim import AdaGradNorm
         >>> w = torch.nn.Parameter(torch.zeros(10))
-        >>> opt = AdaGradNorm([w], lr=1.0)
-        >>> ((w - 1) ** 2).sum().backward(); _ = opt.step()
+        >>> opt = AdaGradNorm([w], lr=1.0)  # lr = ‖x_0 − x*‖₂/√d = 1 here
+        >>> for _ in range(50):
+        ...     opt.zero_grad()
+        ...     ((w - 1) ** 2).sum().backward()
+        ...     _ = opt.step()
+        >>> round(opt.output()[w].mean().item(), 2)  # Algorithm 1's output: the iterate average
+        0.98
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, eps: float = 1e-8, *,

@@ -44,6 +44,7 @@ def check_hyper(name: str, value: object, *, low: float | None = 0.0, high: floa
 
     Example::
 
+        >>> from optzoo.optim.base import check_hyper
         >>> check_hyper("lr", 0.1, low=0.0, low_open=True)
         0.1
         >>> check_hyper("lr", float("inf"))

@@ -155,6 +155,8 @@ class O2NC(ZooOptimizer):
         foreach: use the ``torch._foreach_*`` multi-tensor path (default: on CUDA).
 
     Example:
+        >>> import torch
+        >>> from optzoo.optim import O2NC
         >>> w = torch.nn.Parameter(torch.tensor([3.0, -2.0]))
         >>> opt = O2NC([w], lr=0.5, D=0.2, T=10)
         >>> def closure():

@@ -339,6 +339,7 @@ def targets_from_log_partition(gs: Sequence[float], log_z: Sequence[float], l0: 
     Example::
 
         >>> import math, numpy as np
+        >>> from optzoo.optim.resurgence import targets_from_log_partition
         >>> gs = np.linspace(0.005, 0.05, 8)
         >>> z = sum(math.factorial(n) * 2.0**n * gs**n for n in range(6))  # bₙ = 2ⁿ: ζ ≈ 1/2
         >>> [round(t, 3) for t in targets_from_log_partition(gs, np.log(z), l0=1.0)]
@@ -393,6 +394,7 @@ def module_flat_loss(model: torch.nn.Module, loss_fn: Callable[[torch.Tensor], t
     Example::
 
         >>> import torch
+        >>> from optzoo.optim.resurgence import module_flat_loss
         >>> model = torch.nn.Sequential(torch.nn.Linear(1, 4), torch.nn.Tanh(),
         ...                             torch.nn.Linear(4, 1))
         >>> x, y = torch.randn(16, 1), torch.randn(16, 1)
@@ -476,7 +478,7 @@ def module_targets(model: torch.nn.Module, loss_fn: Callable[[torch.Tensor], tor
     Example::
 
         >>> import torch
-        >>> from optzoo.optim import SurgeLR
+        >>> from optzoo.optim import SurgeLR, module_targets
         >>> _ = torch.manual_seed(0)
         >>> model = torch.nn.Sequential(torch.nn.Linear(1, 8), torch.nn.Tanh(),
         ...                             torch.nn.Linear(8, 1))

@@ -123,6 +123,7 @@ class SteepestDescent(ZooOptimizer):
     Example::
 
         >>> import torch
+        >>> from optzoo.optim import SteepestDescent
         >>> model = torch.nn.Linear(3, 1)
         >>> opt = SteepestDescent(model.parameters(), lr=0.01, q=1.5)  # L_3 steepest descent
         >>> model(torch.randn(4, 3)).pow(2).mean().backward()

@@ -57,6 +57,7 @@ def surge_factor(loss: float, targets: Iterable[float] | list[float], lam: float
 
     Example::
 
+        >>> from optzoo.optim.surge import surge_factor
         >>> surge_factor(1.0, [0.1, 0.5, 2.0], lam=1.0)  # ζ = 0.5: 1 + (1 − 0.5)/1
         1.5
     """

@@ -12,6 +12,16 @@ Modules (each documents its paper, equations and the readings it chose):
 * :mod:`optzoo.predictions.ski_rental`, :mod:`optzoo.predictions.one_max`,
   :mod:`optzoo.predictions.contract_scheduling` -- the three problems of that paper with their
   Pareto, tolerance and prediction-free baselines.
+
+Example:
+    >>> from optzoo.predictions import SkiRental, window_weight
+    >>> ski = SkiRental(b=10.0, r=5.0)  # buy cost 10; keep every choice 5-robust
+    >>> ski.robust_interval  # the 5-robust buying thresholds T
+    (2.5, 40.0)
+    >>> w = window_weight(y=12.0, lo_factor=0.5, hi_factor=2.0)  # triangular on [6, 24]
+    >>> best = ski.avg_optimal(12.0, w)  # the T minimising d_avg for the prediction 12
+    >>> best.x, round(best.value, 3)
+    (2.5, 0.048)
 """
 
 from optzoo.predictions import (

@@ -86,9 +86,13 @@ class ContractScheduling(RobustFamily):
             doubling schedule is exactly 4-robust, so the robust interval is all of ``[1, 2]``.
 
     Example:
+        >>> from optzoo.predictions import ContractScheduling, window_weight
         >>> cs = ContractScheduling()
         >>> float(cs.ratio(1.0, 8.0)), float(cs.ratio(1.0, 6.0))  # completions at 2^k
         (2.0, 3.0)
+        >>> w = window_weight(y=10.0, lo_factor=0.5, hi_factor=2.0)  # interruption near 10
+        >>> round(cs.avg_optimal(10.0, w).x, 2)  # the AVG-optimal λ of the schedule λ 2^i
+        1.49
     """
 
     r: float = 4.0

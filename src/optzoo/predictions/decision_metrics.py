@@ -125,6 +125,7 @@ def cvar(values: ArrayLike, alpha: float, weights: ArrayLike | None = None) -> F
         ``...``-shaped array of CVaR values.
 
     Example:
+        >>> from optzoo.predictions import cvar
         >>> float(cvar([1.0, 2.0, 3.0, 4.0], 0.5))
         3.5
         >>> float(cvar([0.0, 10.0], 0.75, weights=[0.9, 0.1]))  # tail 0.25 = 0.1 @10 + 0.15 @0
@@ -412,7 +413,16 @@ def d_max(gap_fn: Callable[[FloatArray, FloatArray], FloatArray], weight: Weight
 def d_avg(gap_fn: Callable[[FloatArray, FloatArray], FloatArray], weight: Weight,
           params: ArrayLike, **kw) -> FloatArray:
     r"""The paper's :math:`d_{\mathrm{avg}}(A_T) = \frac{1}{|R_y|}\int_{R_y} g_T(z) w_y(z) dz`
-    (see :func:`weighted_mean`)."""
+    (see :func:`weighted_mean`).
+
+    Example:
+        >>> import numpy as np
+        >>> from optzoo.predictions import SkiRental, d_avg, window_weight
+        >>> ski = SkiRental(b=10.0, r=5.0)
+        >>> w = window_weight(y=6.0, lo_factor=0.5, hi_factor=2.0)  # prediction 6 (< b)
+        >>> np.round(d_avg(ski.gap, w, [2.5, 6.0, 10.0]), 3)  # g_T(x) = pr(A_T, x) − pr(I_r, x)
+        array([0.463, 0.354, 0.035])
+    """
     return weighted_mean(gap_fn, weight, params, **kw)
 
 

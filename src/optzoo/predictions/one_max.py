@@ -63,11 +63,15 @@ class OneMaxSearch(RobustFamily):
         r: robustness target, ``sqrt(M) <= r <= M``.
 
     Example:
+        >>> from optzoo.predictions import OneMaxSearch, window_weight
         >>> om = OneMaxSearch(M=1000.0, r=100.0)
         >>> om.robust_interval
         (10.0, 100.0)
         >>> float(om.ratio(50.0, 200.0)), float(om.ratio(50.0, 40.0))
         (4.0, 40.0)
+        >>> w = window_weight(y=50.0, lo_factor=0.5, hi_factor=2.0, domain=om.domain)
+        >>> round(om.avg_optimal(50.0, w).x, 1)  # the AVG-optimal threshold for prediction 50
+        27.7
     """
 
     M: float = 1000.0

@@ -62,11 +62,15 @@ class SkiRental(RobustFamily):
         r: robustness target, ``r >= 2`` (below 2 no deterministic algorithm is r-robust).
 
     Example:
+        >>> from optzoo.predictions import SkiRental, window_weight
         >>> sr = SkiRental(b=10.0, r=5.0)
         >>> sr.robust_interval
         (2.5, 40.0)
         >>> float(sr.ratio(10.0, 20.0)), float(sr.ideal_ratio(11.0))
         (2.0, 1.1)
+        >>> w = window_weight(y=12.0, lo_factor=0.5, hi_factor=2.0)  # prediction 12
+        >>> sr.max_optimal(12.0, w).x, sr.avg_optimal(12.0, w).x  # MAX- and AVG-optimal T
+        (2.5, 2.5)
     """
 
     b: float = 10.0

@@ -20,6 +20,17 @@ per-token tensors ``(B, T)`` with their masks for the token-level methods — an
 The losses need only ``torch``; TRL is the reference of the tests, not a dependency of the
 losses.  :mod:`optzoo.preference.trainers` (``WDPOTrainer``, ``AuxDPOTrainer``: thin
 ``trl.DPOTrainer`` subclasses around these losses) is the path at scale (``optzoo[llm]``).
+
+Example:
+    >>> import torch
+    >>> from optzoo.preference import dpo_loss, sequence_logps
+    >>> logp = torch.tensor([[-1.0, -2.0], [-1.5, -0.5], [-3.0, -1.0], [-2.0, -2.0]])
+    >>> mask = torch.tensor([[1, 1], [1, 0], [1, 1], [1, 1]])  # TRL: [chosen; rejected] rows
+    >>> chosen, rejected = sequence_logps(logp, mask).chunk(2)
+    >>> ref_chosen, ref_rejected = chosen - 0.5, rejected  # log-probs under π_ref
+    >>> loss, metrics = dpo_loss(chosen, rejected, ref_chosen, ref_rejected, beta=0.1)
+    >>> round(float(loss), 3), float(metrics["rewards/accuracies"])
+    (0.668, 1.0)
 """
 
 from optzoo.preference.auxdpo import (

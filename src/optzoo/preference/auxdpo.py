@@ -102,11 +102,27 @@ def auxdpo_loss(chosen_logratios: Tensor, rejected_logratios: Tensor, delta_chos
 
     Example:
         >>> import torch
+        >>> from optzoo.preference import AuxDelta, auxdpo_loss
         >>> z = torch.zeros(2)
         >>> loss, m = auxdpo_loss(z, z, torch.tensor([1.0, 1.0]), z, beta=1.0, lambda_null=0.0,
         ...                       lambda_amp=0.0)
         >>> round(float(loss), 4)  # −log σ(1): δ alone fits the preference
         0.3133
+
+        In training, δ is an :class:`AuxDelta` over the data set and the score vectors come
+        from :func:`reference_score_vectors` (random stand-ins here):
+
+        >>> gen = torch.Generator().manual_seed(0)
+        >>> delta = AuxDelta(n_pairs=10, generator=gen)
+        >>> d_w, d_l = delta(torch.tensor([3, 7]))  # the batch's pairs, by dataset index
+        >>> logratio_w = torch.tensor([0.5, -0.2], dtype=torch.float64, requires_grad=True)
+        >>> logratio_l = torch.tensor([0.1, 0.3], dtype=torch.float64)
+        >>> g_w, g_l = torch.randn(2, 2, 5, generator=gen, dtype=torch.float64)  # (B, d) each
+        >>> loss, m = auxdpo_loss(logratio_w, logratio_l, d_w, d_l, grads_chosen=g_w,
+        ...                       grads_rejected=g_l)
+        >>> loss.backward()
+        >>> round(float(m["loss/dpo"]), 4), int((delta.raw.grad != 0).sum())  # 4 δ entries
+        (0.6959, 4)
     """
     _check_pairs(chosen_logratios=chosen_logratios, rejected_logratios=rejected_logratios,
                  delta_chosen=delta_chosen, delta_rejected=delta_rejected)

@@ -92,6 +92,7 @@ def dpo_loss(chosen_logps: Tensor, rejected_logps: Tensor, ref_chosen_logps: Ten
 
     Example:
         >>> import torch
+        >>> from optzoo.preference import dpo_loss
         >>> z = torch.zeros(2)
         >>> loss, m = dpo_loss(torch.tensor([1.0, 0.0]), z, z, z, beta=1.0)
         >>> round(float(loss), 4)  # mean of −log σ(1) and −log σ(0)

@@ -93,6 +93,7 @@ def tdpo_loss(chosen_logratios: Tensor, rejected_logratios: Tensor, chosen_kl: T
 
     Example:
         >>> import torch
+        >>> from optzoo.preference import tdpo_loss
         >>> z = torch.zeros(1)
         >>> loss, _ = tdpo_loss(z, z, z, torch.tensor([2.0]), beta=1.0, alpha=0.5)
         >>> round(float(loss), 4)  # −log σ(−0.5·2)

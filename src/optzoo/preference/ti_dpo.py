@@ -85,6 +85,7 @@ def align_completions(values: Tensor, completion_mask: Tensor) -> tuple[Tensor, 
 
     Example:
         >>> import torch
+        >>> from optzoo.preference import align_completions
         >>> v = torch.tensor([[9., 9., 1., 2.], [9., 3., 0., 0.]])
         >>> m = torch.tensor([[0, 0, 1, 1], [0, 1, 0, 0]])
         >>> align_completions(v, m)[0].tolist()
@@ -107,6 +108,18 @@ def token_importance(model, input_ids: Tensor, attention_mask: Tensor | None = N
     ``model`` is a Hugging Face causal LM (anything with ``get_input_embeddings()`` and an
     ``inputs_embeds`` forward).  The sequences of a batch do not interact, so one backward of the
     summed targets gives every row's gradient.  Parameters' ``.grad`` are left as they were.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.llm import tiny_llama
+        >>> from optzoo.preference import token_importance
+        >>> model = tiny_llama(11, hidden_size=16, intermediate_size=32, num_layers=2,
+        ...                    num_heads=2)
+        >>> ids = torch.tensor([[3, 4, 5, 6, 0, 0], [7, 8, 9, 2, 3, 4]])  # prompt + response
+        >>> att = torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])
+        >>> imp = token_importance(model, ids, att)
+        >>> imp.shape, bool((imp[0, 4:] == 0).all()), imp.requires_grad  # padding: 0
+        (torch.Size([2, 6]), True, False)
     """
     if not isinstance(input_ids, Tensor) or input_ids.dim() != 2:
         raise ValueError(f"input_ids: expected a (B, L) tensor, got "
@@ -169,6 +182,7 @@ def hybrid_weights(importance: Tensor, prior: Tensor, mask: Tensor, *, lam: floa
 
     Example:
         >>> import torch
+        >>> from optzoo.preference import gaussian_prior, hybrid_weights
         >>> m = torch.ones(1, 4)
         >>> w = hybrid_weights(torch.tensor([[0., 0., 4., 0.]]), gaussian_prior(m), m)
         >>> round(float(w.sum()), 6), int(w.argmax())  # mean weight 1; the important token
@@ -254,6 +268,23 @@ def ti_dpo_loss(chosen_logratios: Tensor, rejected_logratios: Tensor, chosen_mas
             required when ``gamma > 0``.
         beta, alpha, gamma, triplet_margin: β, α (TDPO2 KL weight), γ, α_trp.
         distance: the triplet distance (``"logratio_seq_sq"``, the paper's).
+
+    Example:
+        >>> import torch
+        >>> from optzoo.preference import gaussian_prior, hybrid_weights, ti_dpo_loss
+        >>> rho_w = torch.tensor([[0.2, 0.1, 0.0], [0.3, -0.1, 0.2]], requires_grad=True)
+        >>> rho_l = torch.tensor([[-0.2, 0.0, 0.1], [0.0, -0.3, 0.0]], requires_grad=True)
+        >>> mask_w, mask_l = torch.tensor([[1, 1, 0], [1, 1, 1]]), torch.ones(2, 3)
+        >>> imp = torch.tensor([[1.0, 3.0, 0.0], [2.0, 1.0, 1.0]])  # e.g. token_importance
+        >>> w_w = hybrid_weights(imp, gaussian_prior(mask_w), mask_w)
+        >>> w_l = hybrid_weights(torch.ones(2, 3), gaussian_prior(mask_l), mask_l)
+        >>> kl = torch.zeros(2)  # SeqKL per pair (sequential_kl)
+        >>> anchor = torch.zeros(2, 3)  # ρ_t of a response sampled from π_θ
+        >>> loss, m = ti_dpo_loss(rho_w, rho_l, mask_w, mask_l, w_w, w_l, kl, kl,
+        ...                       anchor_logratios=anchor, anchor_mask=mask_l)
+        >>> loss.backward()
+        >>> round(float(m["loss/dpo_w"]), 4), round(float(m["loss/triplet"]), 4)
+        (0.6653, 0.035)
     """
     for name, r, m in (("chosen_logratios", chosen_logratios, chosen_mask),
                        ("rejected_logratios", rejected_logratios, rejected_mask)):

@@ -37,6 +37,7 @@ def wdpo_loss(chosen_logps: Tensor, rejected_logps: Tensor, weights: Tensor,
 
     Example:
         >>> import torch
+        >>> from optzoo.preference import wdpo_loss
         >>> z = torch.zeros(2)
         >>> loss, _ = wdpo_loss(z, z, torch.tensor([1.0, 0.0]), z, z, beta=1.0)
         >>> round(float(loss), 4)  # (1·log 2 + 0·log 2) / 2

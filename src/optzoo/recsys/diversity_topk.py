@@ -229,7 +229,16 @@ def hard_topk_diversity(scores: torch.Tensor, seen: torch.Tensor, similarity: to
 
 def mgda_beta(g_rel: torch.Tensor, g_div: torch.Tensor) -> float:
     """β* = b(b − aρ)/(a² + b² − 2abρ), clipped to [0, 1] (paper Lemma 3 / Corollary 4):
-    the weight of g_rel in the min-norm convex combination β g_rel + (1 − β) g_div."""
+    the weight of g_rel in the min-norm convex combination β g_rel + (1 − β) g_div.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.recsys import mgda_beta
+        >>> mgda_beta(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]))  # orthogonal, equal
+        0.5
+        >>> mgda_beta(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 3.0]))  # weight the smaller
+        0.9
+    """
     g1, g2 = g_rel.reshape(-1).double(), g_div.reshape(-1).double()
     if g1.shape != g2.shape:
         raise ValueError(f"g_div: expected {g1.numel()} entries like g_rel, got {g2.numel()}")
@@ -273,7 +282,18 @@ def balance(g_rel: torch.Tensor, g_div: torch.Tensor, normalize: str = "l2",
     of the raw gradients in the step (module docstring, "Gradient scale").  With ``"l2"`` a
     zero gradient (no soft-rank tie on the batch) is left at zero and the step follows the
     other objective alone (β = 1 or 0); so is one below ``ZERO_GRAD`` (1e-8) of the other's
-    norm."""
+    norm.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.recsys import balance
+        >>> g_rel, g_div = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 200.0])  # scales differ
+        >>> b = balance(g_rel, g_div)  # β* on unit-normalised gradients (the default "l2")
+        >>> b.beta, round(b.beta_raw, 4), b.w_rel, b.w_div  # step: w_rel g_rel + w_div g_div
+        (0.5, 1.0, 0.5, 0.0025)
+        >>> balance(g_rel, g_div, beta=0.8).w_rel  # a fixed β
+        0.8
+    """
     if normalize not in NORMALIZATIONS:
         raise ValueError(f"normalize: expected one of {NORMALIZATIONS}, got {normalize!r}")
     g1, g2 = g_rel.reshape(-1).double(), g_div.reshape(-1).double()

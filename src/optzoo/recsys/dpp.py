@@ -58,6 +58,18 @@ def dpp_rerank(scores: np.ndarray, seen: np.ndarray, similarity: np.ndarray, the
         length: list length.
         pool: candidates per user.
         tol: stopping threshold of the greedy gain.
+
+    Example:
+        >>> import numpy as np
+        >>> from optzoo.recsys import dpp_rerank
+        >>> scores = np.array([[0.9, 0.8, 0.7, 0.1, 0.0]])
+        >>> seen = np.zeros((1, 5), dtype=bool)
+        >>> similarity = np.eye(5)
+        >>> similarity[0, 1] = similarity[1, 0] = 0.95  # items 0 and 1 are near duplicates
+        >>> dpp_rerank(scores, seen, similarity, theta=0.5, length=3, pool=5)
+        array([[0, 2, 3]])
+        >>> dpp_rerank(scores, seen, similarity, theta=0.99, length=3, pool=5)  # relevance
+        array([[0, 1, 2]])
     """
     if not 0.0 < theta < 1.0:
         raise ValueError(f"theta: expected a number in (0, 1), got {theta}")

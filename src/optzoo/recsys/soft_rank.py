@@ -156,7 +156,17 @@ def hard_rank(scores: torch.Tensor) -> torch.Tensor:
 
 
 def soft_topk_indicator(ranks: torch.Tensor, k: int, tau: float) -> torch.Tensor:
-    """l̃_i = σ_τ(k − z̃_i) = sigmoid((k − z̃_i)/τ) (paper §3), ranks in rank units."""
+    """l̃_i = σ_τ(k − z̃_i) = sigmoid((k − z̃_i)/τ) (paper §3), ranks in rank units.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.recsys import soft_rank, soft_topk_indicator
+        >>> ranks = soft_rank(torch.tensor([[3.0, 1.0, 2.0, 0.5]]), eps=0.5)  # descending
+        >>> ranks
+        tensor([[1., 3., 2., 4.]])
+        >>> soft_topk_indicator(ranks, k=2, tau=0.5)  # a smooth "is in the top 2"
+        tensor([[0.8808, 0.1192, 0.5000, 0.0180]])
+    """
     check_tensor("ranks", ranks, ndim=(1, 2))
     check_int("k", k, low=1)
     check_real("tau", tau, low=0.0, low_open=True)

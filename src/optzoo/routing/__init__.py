@@ -3,6 +3,16 @@ pluggable crossover on PyVRP, a sandbox for generated operators, and RFTHGS.
 
 Kept free of torch on import: the sandbox's child process imports this package under a memory
 limit. The RFTHGS learning loop lives in :mod:`optzoo.routing.rfthgs` (torch).
+
+Example:
+    >>> from optzoo.routing import generate_x_like, python_srex, run_hgs, srex
+    >>> data = generate_x_like(20, depot="central", customers="clustered", seed=0)
+    >>> expert = run_hgs(data, srex, iterations=50, seed=1)  # = pyvrp.solve(..., seed=1)
+    >>> def my_crossover(parents, data, cost_evaluator, rng):  # what PyVRP's GA calls
+    ...     return python_srex(parents, data, cost_evaluator, rng)  # SREX in plain Python
+    >>> mine = run_hgs(data, my_crossover, iterations=50, seed=1)
+    >>> mine.is_feasible(), mine.cost() == expert.cost()
+    (True, True)
 """
 
 from optzoo.routing.hgs import (

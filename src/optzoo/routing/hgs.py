@@ -105,6 +105,13 @@ def run_hgs(data: ProblemData, crossover_op: CrossoverOp | None = None, iteratio
     Returns:
         ``pyvrp.Result``; ``result.best`` is the best feasible solution found, if any
         (``result.is_feasible()``), else the best initial solution.
+
+    Example:
+        >>> from optzoo.routing import generate_x_like, python_srex, run_hgs
+        >>> data = generate_x_like(20, seed=0)
+        >>> result = run_hgs(data, python_srex, iterations=50, seed=1)  # any Python crossover
+        >>> result.is_feasible(), result.num_iterations, result.best.num_clients()
+        (True, 50, 20)
     """
     if not isinstance(data, ProblemData):
         raise TypeError(f"data: expected a pyvrp.ProblemData, got {type(data).__name__}")
@@ -194,6 +201,14 @@ def evaluate_operator(crossover_op: CrossoverOp | None, specs: Sequence[Instance
         ``reference`` (``"bks"`` or ``"hgs"``); ``gap`` (percent, ``None`` when infeasible);
         ``wall_s`` (seconds of the HGS run alone); ``iterations``; ``seed``.  Exceptions of the
         operator propagate.
+
+    Example:
+        >>> from optzoo.routing import InstanceSpec, evaluate_operator, python_srex
+        >>> spec = InstanceSpec.generated(20, route_size=6, seed=2, reference_iterations=50,
+        ...                               reference_seeds=(0,))  # reference: HGS, cached
+        >>> (row,) = evaluate_operator(python_srex, [spec], iterations=30, seed=3)
+        >>> row["name"], row["feasible"], row["reference"], isinstance(row["gap"], float)
+        ('G-n21-RR-1-10-r6-s2', True, 'hgs', True)
     """
     iterations = _check_int(iterations, "iterations", 1)
     seed = _check_int(seed, "seed", 0)

@@ -313,6 +313,13 @@ def generate_x_like(n: int, depot: str = "random", customers: str = "random",
             SL).
         route_size: average customers per route r; ``None`` draws r ~ Triangular(3, 6, 25).
         seed: the instance's seed; the same arguments give the same instance.
+
+    Example:
+        >>> from optzoo.routing import generate_x_like
+        >>> data = generate_x_like(20, depot="central", customers="clustered", route_size=6,
+        ...                        seed=0)  # a pyvrp.ProblemData
+        >>> data.num_clients, data.num_depots
+        (20, 1)
     """
     a = x_like_arrays(n, depot, customers, demand, route_size, seed)
     return _problem_data(a["coords"], a["demands"], a["capacity"])

@@ -33,7 +33,17 @@ Parents = tuple[Solution, Solution]
 
 def srex(parents: Parents, data: ProblemData, cost_evaluator: CostEvaluator,
          rng: RandomNumberGenerator) -> Solution:
-    """PyVRP's selective route exchange, called as ``pyvrp.solve``'s GA calls it."""
+    """PyVRP's selective route exchange, called as ``pyvrp.solve``'s GA calls it.
+
+    Example:
+        >>> import pyvrp
+        >>> from pyvrp.stop import MaxIterations
+        >>> from optzoo.routing import generate_x_like, run_hgs, srex
+        >>> data = generate_x_like(20, seed=0)
+        >>> ours = run_hgs(data, srex, iterations=50, seed=1)
+        >>> ours.cost() == pyvrp.solve(data, stop=MaxIterations(50), seed=1).cost()
+        True
+    """
     return _pyvrp_srex(parents, data, cost_evaluator, rng)
 
 

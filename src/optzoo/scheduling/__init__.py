@@ -3,7 +3,18 @@ Combinatorial Optimization for Flexible Job Shop Scheduling Problems" (ICLR 2026
 YAgOaYedLQ) — instances (Brandimarte files, SD2 generator with costs and due dates),
 schedules, objectives and the active decoder, DAN's construction MDP with bound-based vector
 rewards and policy features, dispatching rules, NSGA-II / MOEA/D baselines on pymoo, and
-front metrics (HV gap, IGD+, Pareto-set size)."""
+front metrics (HV gap, IGD+, Pareto-set size).
+
+Example:
+    >>> from optzoo.scheduling import (hv_gap, normalisation_bounds, nsga2, sd2_instance,
+    ...                                uniform_preferences, weighted_rule_front)
+    >>> instance = sd2_instance(n_jobs=4, n_machines=3, seed=0)  # with costs and due dates
+    >>> rules = weighted_rule_front(instance, uniform_preferences(2, n_partitions=4))
+    >>> front = nsga2(instance, ("makespan", "cost"), n_evals=400, pop_size=20, seed=0)
+    >>> ideal, nadir = normalisation_bounds(front.points, rules.points)
+    >>> front.points.shape[1], bool(hv_gap(front.points, rules.points, ideal, nadir) < 0)
+    (2, True)
+"""
 
 from optzoo.scheduling.dispatching import RULES, dispatch, weighted_rule_front
 from optzoo.scheduling.env import (

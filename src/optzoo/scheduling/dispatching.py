@@ -56,6 +56,14 @@ def dispatch(instance: FJSPInstance, rule: str = "spt", *, weights: Sequence[flo
     Raises:
         ValueError: an unknown rule, bad weights, or an instance without the due dates / costs
             the rule or objectives need.
+
+    Example:
+        >>> from optzoo.scheduling import dispatch, sd2_instance
+        >>> instance = sd2_instance(n_jobs=4, n_machines=3, seed=0)
+        >>> schedule, values = dispatch(instance, "spt")  # (makespan, cost)
+        >>> _, weighted = dispatch(instance, "weighted", weights=[1.0, 0.0])
+        >>> values.shape, bool(weighted[0] <= values[0])  # λ = (1, 0): makespan first
+        ((2,), True)
     """
     objs = check_objectives(objectives, instance)
     if rule not in RULES:

@@ -146,14 +146,19 @@ class FJSPEnv:
         candidates: ``"all"`` (default) or ``"earliest"`` (DAN's pair mask).
         normalise: divide rewards by the instance scales :attr:`scales` (see module docstring).
 
-    Usage::
-
-        env = FJSPEnv(("makespan", "cost"))
-        env.reset(instance)
-        while not env.done:
-            j, k = env.legal_actions()[0]
-            r = env.step((j, k))        # vector, len(objectives)
-        sched = env.schedule()
+    Example:
+        >>> from optzoo.scheduling import FJSPEnv, sd2_instance
+        >>> instance = sd2_instance(n_jobs=4, n_machines=3, seed=0)
+        >>> env = FJSPEnv(("makespan", "cost"))
+        >>> env.reset(instance)
+        >>> steps = 0
+        >>> while not env.done:
+        ...     j, k = env.legal_actions()[0]  # (operation, machine) pairs
+        ...     r = env.step((j, k))  # reward vector, len(objectives)
+        ...     steps += 1
+        >>> steps == instance.n_ops, r.shape, env.objective_values().shape
+        (True, (2,), (2,))
+        >>> sched = env.schedule()
     """
 
     def __init__(self, objectives: Sequence[str] = ("makespan", "cost"), *,

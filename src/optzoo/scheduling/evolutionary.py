@@ -120,6 +120,13 @@ def nsga2(instance: FJSPInstance, objectives: Sequence[str] = ("makespan", "cost
         n_evals: evaluation budget (schedules decoded).
         pop_size: population size.
         seed: the run is deterministic given it.
+
+    Example:
+        >>> from optzoo.scheduling import nsga2, sd2_instance
+        >>> instance = sd2_instance(n_jobs=4, n_machines=3, seed=0)
+        >>> front = nsga2(instance, ("makespan", "cost"), n_evals=400, pop_size=20, seed=0)
+        >>> front.points.shape[1], front.evaluations, len(front.schedules) == len(front.points)
+        (2, 400, True)
     """
     _check_budget(n_evals, pop_size)
     problem = RandomKeyFJSP(instance, objectives)

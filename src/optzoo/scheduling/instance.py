@@ -430,6 +430,14 @@ def sd2_instance(n_jobs: int, n_machines: int, seed: int, *, ops_per_job: int | 
         kappa: cost scale κ in c^k_ij = round(κ (P − p^k_ij + 1)).
         tau: τ_i ~ U[tau] in D_i = round(τ_i Σ_j mean_k p^k_ij).
         cost, due_dates: whether to attach them.
+
+    Example:
+        >>> from optzoo.scheduling import sd2_instance
+        >>> instance = sd2_instance(n_jobs=4, n_machines=3, seed=0)
+        >>> instance.name, instance.processing.shape, instance.due_dates.shape  # N x M
+        ('sd2-4x3-s0', (12, 3), (4,))
+        >>> bool((instance.cost[instance.eligible] > 0).all())
+        True
     """
     for arg, v in (("n_jobs", n_jobs), ("n_machines", n_machines)):
         if not isinstance(v, (int, np.integer)) or v < 1:

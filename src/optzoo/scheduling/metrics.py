@@ -97,7 +97,15 @@ def normalise(points, ideal, nadir) -> np.ndarray:
 
 
 def hypervolume(front, ideal, nadir, *, ref: float = REF_POINT) -> float:
-    """Hypervolume of ``front`` in the normalised space, reference point ``ref`` per axis."""
+    """Hypervolume of ``front`` in the normalised space, reference point ``ref`` per axis.
+
+    Example:
+        >>> from optzoo.scheduling import hypervolume
+        >>> round(hypervolume([[0.0, 1.0], [1.0, 0.0]], [0, 0], [1, 1]), 4)  # ref (1.1, 1.1)
+        0.21
+        >>> round(hypervolume([[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]], [0, 0], [1, 1]), 4)
+        0.46
+    """
     f = _points(front, "front")
     if f.shape[0] == 0:
         return 0.0

@@ -1,5 +1,18 @@
 """Optimal transport: Neural Characteristic Flow (Hamilton–Jacobi OT), its ICNN min–max
-baseline, and the area's benchmark problems."""
+baseline, and the area's benchmark problems.
+
+Example:
+    >>> import numpy as np
+    >>> from optzoo.transport import HJOptimalTransport, gaussian_pair
+    >>> pair = gaussian_pair(2, seed=0)  # N(m1, S1) -> N(m2, S2): T* is known (pair.forward)
+    >>> rng = np.random.default_rng(0)
+    >>> Xs, Xt = pair.sample_source(128, rng), pair.sample_target(128, rng)
+    >>> ncf = HJOptimalTransport(hidden=16, layers=2, steps=20, batch_size=64).fit(Xs, Xt)
+    >>> Y = ncf.transform(Xs)  # T(x) = x + t_f ∇H(∇u(x, 0))
+    >>> X_back = ncf.inverse_transform(Y)  # T⁻¹ from the same potential u(x, t)
+    >>> Y.shape, bool(np.abs(X_back - Xs).max() < 0.01)
+    ((128, 2), True)
+"""
 
 from optzoo.transport.hj_optimal_transport import (
     HJOptimalTransport,

@@ -159,9 +159,13 @@ def energy_distance(x: torch.Tensor, y: torch.Tensor, unbiased: bool = True) -> 
     Example::
 
         >>> import torch
+        >>> from optzoo.transport import energy_distance
         >>> x = torch.tensor([[0.0], [1.0]])
         >>> float(energy_distance(x, x, unbiased=False))  # the V-statistic of equal samples
         0.0
+        >>> x = torch.randn(100, 2, generator=torch.Generator().manual_seed(0))
+        >>> bool(energy_distance(x, x + 2.0) > energy_distance(x, x + 0.5) > 0)  # a loss for T
+        True
     """
     for name, t in (("x", x), ("y", y)):
         if not isinstance(t, torch.Tensor) or not t.is_floating_point():
@@ -265,6 +269,7 @@ class HJOptimalTransport(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     Example:
         >>> import numpy as np
         >>> from sklearn.base import clone
+        >>> from optzoo.transport import HJOptimalTransport
         >>> rng = np.random.default_rng(0)
         >>> Xs = rng.standard_normal((64, 2))
         >>> Xt = 2.0 * rng.standard_normal((64, 2)) + 3.0

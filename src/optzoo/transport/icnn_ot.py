@@ -102,6 +102,7 @@ class ICNNOptimalTransport(TransformerMixin, BaseEstimator, auto_wrap_output_key
     Example:
         >>> import numpy as np
         >>> from sklearn.base import clone
+        >>> from optzoo.transport import ICNNOptimalTransport
         >>> rng = np.random.default_rng(0)
         >>> Xs = rng.standard_normal((64, 2))
         >>> Xt = 2.0 * rng.standard_normal((64, 2)) + 3.0

@@ -101,6 +101,7 @@ def gaussian_map(m1, S1, m2, S2) -> tuple[np.ndarray, np.ndarray]:
     Example::
 
         >>> import numpy as np
+        >>> from optzoo.transport import gaussian_map
         >>> A, b = gaussian_map(np.zeros(2), np.eye(2), np.ones(2), 4 * np.eye(2))
         >>> np.diag(A), b
         (array([2., 2.]), array([1., 1.]))
@@ -146,6 +147,7 @@ def bures_wasserstein_squared(m1, S1, m2, S2) -> float:
     Example::
 
         >>> import numpy as np
+        >>> from optzoo.transport import bures_wasserstein_squared
         >>> bures_wasserstein_squared(np.zeros(2), np.eye(2), np.ones(2), 4 * np.eye(2))
         4.0
     """
@@ -244,6 +246,7 @@ def energy_distance_np(x: np.ndarray, y: np.ndarray) -> float:
     Example::
 
         >>> import numpy as np
+        >>> from optzoo.transport import energy_distance_np
         >>> energy_distance_np(np.zeros((3, 2)), np.zeros((4, 2)))
         0.0
     """

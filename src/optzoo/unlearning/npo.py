@@ -52,6 +52,18 @@ def npo_loss(logp: torch.Tensor, logp_ref: torch.Tensor, beta: float = 0.1) -> t
         logp: ``log π_θ(y|x)`` per example, shape ``(B,)``.
         logp_ref: ``log π_ref(y|x)``, same shape (treated as a constant).
         beta: inverse temperature β > 0.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.unlearning import npo_loss
+        >>> logp_ref = torch.tensor([-1.0, -2.0])  # forget-set log-probs under π_ref
+        >>> round(float(npo_loss(logp_ref.clone(), logp_ref)), 4)  # (2/β) log 2 at θ = θ_ref
+        13.8629
+        >>> logp = (logp_ref - 1.0).requires_grad_()  # after some unlearning
+        >>> loss = npo_loss(logp, logp_ref)
+        >>> loss.backward()
+        >>> bool(loss < 13.8629), bool((logp.grad > 0).all())  # still pushes logp down
+        (True, True)
     """
     check_positive(beta=beta)
     for name, t in (("logp", logp), ("logp_ref", logp_ref)):

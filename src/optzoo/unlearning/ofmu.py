@@ -117,6 +117,7 @@ def cosine_similarity(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
     Example::
 
         >>> import torch
+        >>> from optzoo.unlearning import cosine_similarity
         >>> float(cosine_similarity([torch.tensor([1.0, 0.0])], [torch.tensor([1.0, 1.0])]))
         0.7071067690849304
     """
@@ -157,6 +158,21 @@ def ofmu_gradients(model: nn.Module, forget_loss: Loss, retain_loss: Loss, forge
         rho: penalty ρ ≥ 0 of F_ρ; None computes only ∇Φ (the inner step).
         variant: ``"first_order"`` or ``"exact"`` second-order term (module docstring).
         eps: ε of the smoothed norms in Sim.
+
+    Example:
+        >>> import math
+        >>> import torch
+        >>> from optzoo.unlearning import capped, classification_ce, ofmu_gradients
+        >>> _ = torch.manual_seed(0)
+        >>> model = torch.nn.Linear(4, 3)
+        >>> forget = (torch.randn(16, 4), torch.full((16,), 2))
+        >>> retain = (torch.randn(32, 4), torch.randint(0, 2, (32,)))
+        >>> g = ofmu_gradients(model, capped(math.log(3)), classification_ce, forget, retain,
+        ...                    beta=1.0, rho=0.1)
+        >>> [p.shape for p in g.grad_phi]  # ∇Φ per parameter; g.grad_penalty: ∇F_ρ
+        [torch.Size([3, 4]), torch.Size([3])]
+        >>> bool(-1.0 <= g.sim <= 1.0), g.grad_penalty is not None
+        (True, True)
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant: expected one of {VARIANTS}, got {variant!r}")
@@ -233,6 +249,21 @@ def ofmu(model: nn.Module, forget_loss: Loss, retain_loss: Loss, forget_data: An
         :class:`UnlearningResult`; each history record has ``phase`` ("inner"/"outer"),
         ``round``, ``forget_loss``, ``retain_loss``, ``sim`` (before the step), ``rho`` and
         ``grad_norm`` (norm of ∇Φ resp. ∇F_ρ).
+
+    Example:
+        >>> import math
+        >>> import torch
+        >>> from optzoo.unlearning import capped, classification_ce, ofmu
+        >>> _ = torch.manual_seed(0)
+        >>> model = torch.nn.Linear(4, 3)
+        >>> forget = (torch.randn(16, 4), torch.full((16,), 2))  # one batch, used every step
+        >>> retain = (torch.randn(32, 4), torch.randint(0, 2, (32,)))
+        >>> result = ofmu(model, capped(math.log(3)), classification_ce, forget, retain,
+        ...               rounds=5, inner_steps=2, lr=0.5, beta=1.0, rho=0.1, gamma=1.05)
+        >>> len(result.history), [r["phase"] for r in result.history[:3]]  # T inner, 1 outer
+        (15, ['inner', 'inner', 'outer'])
+        >>> round(result.history[-1]["rho"], 3)  # ρ_4 = ρ_0 γ^4
+        0.122
     """
     check_steps(rounds=rounds, inner_steps=inner_steps)
     check_positive(lr=lr, rho=rho, rho_max=rho_max)

@@ -2,6 +2,15 @@
 acquisition (Xie, Zhang, Qing, Misener & Tsay, ICLR 2026, OpenReview g0EbJrKFQJ).
 
 Needs the ``bo`` extra (botorch, gpytorch, pyscipopt, networkx; rdkit for molecules).
+
+Example:
+    >>> from optzoo.bo.graphs import BoGrape, DegreeBounds, GraphSpace
+    >>> space = GraphSpace(3, 4, num_labels=2, constraints=[DegreeBounds(max_degree=3)])
+    >>> def objective(graph):                        # any Python function of the graph
+    ...     return abs(len(graph.edges) - 4) + float(graph.labels.sum())
+    >>> result = BoGrape(space, "SSP", n_init=3, time_limit=2.0, seed=0).run(objective, budget=4)
+    >>> all(space.check(g) for g in result.graphs)   # every proposal is feasible
+    True
 """
 
 from optzoo.bo.graphs.baselines import SurrogateBO, graph_ga, random_search

@@ -134,8 +134,17 @@ class BoGrape:
         seed: seed of the initial design and of the fallbacks.
 
     Example:
-        >>> space = GraphSpace(3, 5, num_labels=2)                     # doctest: +SKIP
-        >>> res = BoGrape(space, "SSP", n_init=5).run(lambda g: -len(g.edges), budget=10)
+        Maximise the number of edges over connected graphs of 3-4 nodes with degrees <= 2;
+        each proposal after the random initial design is the exact optimum of a MIP:
+
+        >>> from optzoo.bo.graphs import BoGrape, DegreeBounds, GraphSpace
+        >>> space = GraphSpace(3, 4, num_labels=2, constraints=[DegreeBounds(max_degree=2)])
+        >>> bo = BoGrape(space, "SSP", n_init=3, time_limit=2.0, maximize=True, seed=0)
+        >>> result = bo.run(lambda graph: float(len(graph.edges)), budget=4)
+        >>> len(result.graphs), result.records[0]["acq_optimal"], all(result.feasible)
+        (4, True, True)
+        >>> result.values, result.best_value         # 3 random graphs, then the MIP's proposal
+        (array([2., 2., 3., 3.]), 3.0)
     """
 
     name = "bogrape"

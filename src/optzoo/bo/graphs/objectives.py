@@ -112,7 +112,19 @@ def molecular_space(n_min: int = 4, n_max: int = 8, rings: int = 2,
                     atoms: tuple[str, ...] = ATOMS) -> GraphSpace:
     """Molecules with ``n_min..n_max`` heavy atoms from ``atoms`` (labels in that order), bond
     orders 1–3 (edge types), one-hot implicit-hydrogen counts 0–3 as node features (valence
-    rule: h = valence − Σ bond orders ≥ 0), at most ``rings`` rings, no 3-membered ring."""
+    rule: h = valence − Σ bond orders ≥ 0), at most ``rings`` rings, no 3-membered ring.
+
+    Example:
+        >>> import numpy as np
+        >>> from optzoo.bo.graphs import QEDObjective, molecular_space
+        >>> space = molecular_space(4, 6)            # 4-6 heavy atoms of C, N, O
+        >>> space
+        GraphSpace(n=4..6, L=3, edge_types=3, M=7, constraints=[MaxRings(rings=2), NoTriangles()])
+        >>> graph = space.sample(np.random.default_rng(0))
+        >>> qed = QEDObjective(space)                # RDKit's QED of the decoded molecule
+        >>> qed.smiles(graph), 0.0 < qed(graph) < 1.0
+        ('C=NON=N', True)
+    """
     unknown = [a for a in atoms if a not in VALENCES]
     if unknown or not atoms:
         raise ValueError(f"atoms: expected a non-empty subset of {tuple(VALENCES)}, got {atoms}")

@@ -317,8 +317,20 @@ class CustomConstraint:
     ``check(graph, space) -> bool`` (optional) says whether a graph satisfies them — without
     it, graphs are checked by fixing them in the MIP (slower, exact).
 
-    Example (at most two nodes of label 1 have degree ≥ 3 is awkward; this one is simple):
-        >>> CustomConstraint(lambda mip: mip.model.addCons(mip.A(0, 1) == 1))  # doctest: +SKIP
+    Example:
+        "Node 0 is a leaf", written on the MIP's degree expression; without ``check``, a
+        graph is checked by fixing it in the MIP:
+
+        >>> import numpy as np
+        >>> from optzoo.bo.graphs import CustomConstraint, GraphSpace
+        >>> leaf0 = CustomConstraint(lambda mip: mip.model.addCons(mip.degree(0) == 1),
+        ...                          name="leaf0")
+        >>> space = GraphSpace(3, 5, num_labels=1, constraints=[leaf0])
+        >>> graph = space.sample(np.random.default_rng(0))   # a random feasible graph
+        >>> space.check(graph), int((graph.adjacency[0] > 0).sum())
+        (True, 1)
+        >>> space.constraints
+        (CustomConstraint(leaf0),)
     """
 
     def __init__(self, encode: Callable[[Any], None],
