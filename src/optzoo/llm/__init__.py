@@ -16,7 +16,24 @@ Modules:
     pretraining: :func:`pretrain` to partial accuracy, cached on disk.
     sampling: :func:`rollout` (KV cache), :func:`token_logprobs`, :func:`greedy_accuracy`.
 
-Example (a GRPO-style step's data)::
+Example:
+    A task, a tiny randomly initialised model, and a rollout of 4 samples per prompt (a
+    pretrained model — :func:`pretrain` — answers some of them correctly):
+
+    >>> from optzoo.llm import Addition, char_tokenizer, rollout, tiny_llama
+    >>> task = Addition(digits=2)                    # "46+12=" -> "58", exact-match reward
+    >>> train, test = task.split(100, 20, seed=0)    # disjoint prompt sets
+    >>> tok = char_tokenizer()
+    >>> model = tiny_llama(len(tok), hidden_size=32, intermediate_size=64, num_layers=2,
+    ...                    num_heads=2)
+    >>> r = rollout(model, tok, [p.prompt for p in train[:2]], num_samples=4, max_new_tokens=4,
+    ...             seed=0)
+    >>> r.completion_ids.shape, r.group.tolist()     # N = 2 prompts x 4 samples
+    (torch.Size([8, 4]), [0, 0, 0, 0, 1, 1, 1, 1])
+    >>> len(task.reward(r.prompts, r.completions))   # one reward in {0, 1} per row
+    8
+
+A GRPO-style step's data, with a pretrained model::
 
     import torch
     from optzoo.llm import Addition, PretrainConfig, pretrain, rollout

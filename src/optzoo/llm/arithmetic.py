@@ -112,9 +112,15 @@ class Addition(_Arithmetic):
     """Multi-digit addition ``"a+b(+c...)="`` (module docstring: formats, levels, reward).
 
     Example:
+        >>> from optzoo.llm import Addition
         >>> task = Addition(digits=3)
         >>> task.reward(["12+345="], ["357"]), task.reward(["12+345="], ["0357"])
         ([1.0], [0.0])
+        >>> train, test = Addition(digits=2).split(100, 20, seed=0)   # disjoint prompt sets
+        >>> len(train), len(test), train[0]
+        (100, 20, Problem(prompt='46+12=', answer='58'))
+        >>> Addition(digits=1, operands=3, steps=True).reward(["3+9+4="], ["3+9=12;12+4=16"])
+        [1.0]
     """
 
     OP: ClassVar[str] = "+"

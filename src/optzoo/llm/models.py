@@ -81,10 +81,19 @@ def tiny_llama(vocab_size: int, *, hidden_size: int = 128, intermediate_size: in
     :func:`optzoo.llm.tokenizer.char_tokenizer` (pad 0, bos 1, eos 2).
 
     Example:
-        >>> from optzoo.llm import char_tokenizer, count_parameters
-        >>> model = tiny_llama(len(char_tokenizer()))
+        >>> import torch
+        >>> from optzoo.llm import char_tokenizer, count_parameters, tiny_llama
+        >>> tok = char_tokenizer()
+        >>> model = tiny_llama(len(tok))                 # the default shape, ~1 M parameters
         >>> count_parameters(model)
         1055872
+        >>> small = tiny_llama(len(tok), hidden_size=32, intermediate_size=64, num_layers=2,
+        ...                    num_heads=2, seed=0)
+        >>> batch = tok(["12+3=", "4+5="], return_tensors="pt", padding=True)
+        >>> with torch.no_grad():
+        ...     logits = small(**batch).logits             # (batch, tokens, vocabulary)
+        >>> logits.shape
+        torch.Size([2, 6, 24])
     """
     from transformers import LlamaConfig, LlamaForCausalLM
 

@@ -168,6 +168,23 @@ def rollout(model, tokenizer, prompts: Sequence[str], *, num_samples: int = 1,
 
     Returns:
         A :class:`Rollout` on the model's device.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.llm import Addition, char_tokenizer, rollout, tiny_llama
+        >>> tok = char_tokenizer()
+        >>> model = tiny_llama(len(tok), hidden_size=32, intermediate_size=64, num_layers=2,
+        ...                    num_heads=2)
+        >>> r = rollout(model, tok, ["46+12=", "10+21="], num_samples=4, max_new_tokens=4,
+        ...             seed=0)
+        >>> r.prompt_ids.shape, r.completion_ids.shape, r.logprobs.shape   # TRL's layout
+        (torch.Size([8, 7]), torch.Size([8, 4]), torch.Size([8, 4]))
+        >>> r.group.tolist(), r.prompts[4]
+        ([0, 0, 0, 0, 1, 1, 1, 1], '10+21=')
+        >>> rewards = Addition(digits=2).reward(r.prompts, r.completions)   # 8 floats in {0, 1}
+        >>> logp = r.logprobs_under(model)           # differentiable; equals r.logprobs here
+        >>> logp.requires_grad, torch.allclose(logp, r.logprobs, atol=1e-5)
+        (True, True)
     """
     _check_sampling(num_samples, max_new_tokens, temperature, top_k, top_p)
     if isinstance(prompts, str) or not prompts or not all(isinstance(p, str) for p in prompts):

@@ -32,8 +32,11 @@ def char_tokenizer(alphabet: str = ARITHMETIC_ALPHABET):
         ``eos_token_id == 2``, ``unk_token_id == 3`` and ``len(tok) == 4 + len(alphabet)``.
 
     Example:
+        >>> from optzoo.llm import char_tokenizer
         >>> tok = char_tokenizer()
-        >>> tok("12+3=").input_ids
+        >>> len(tok), tok.pad_token_id, tok.bos_token_id, tok.eos_token_id
+        (24, 0, 1, 2)
+        >>> tok("12+3=").input_ids                      # <bos> then one id per character
         [1, 5, 6, 14, 7, 18]
         >>> tok.decode([5, 6, 2], skip_special_tokens=True)
         '12'

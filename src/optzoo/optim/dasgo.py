@@ -45,6 +45,22 @@ class DASGO(AdaptivePreconditionedSGD):
         average: Algorithm 1's :meth:`output` is the iterate average (paper) or the last iterate.
         maximize: maximize the objective.
         foreach: multi-tensor path (default: on CUDA).
+
+    Example:
+        >>> import torch
+        >>> from optzoo.optim import DASGO
+        >>> _ = torch.manual_seed(0)
+        >>> W = torch.nn.Parameter(torch.zeros(4, 6))
+        >>> target = torch.randn(4, 6)
+        >>> opt = DASGO([W], lr=1.0, nesterov=True)  # Algorithm 2: W holds the query point y_k
+        >>> for _ in range(30):
+        ...     opt.zero_grad()
+        ...     loss = ((W - target) ** 2).sum()
+        ...     loss.backward()
+        ...     _ = opt.step()
+        >>> with opt.swap_output(), torch.no_grad():  # the method's output x̄
+        ...     print(bool(((W - target) ** 2).sum() < 1e-3))
+        True
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, eps: float = 1e-8, *,

@@ -20,6 +20,19 @@ The losses need only ``torch``; TRL is the reference of the tests, not a depende
 :mod:`optzoo.policy.trainer` (``PolicyTrainer`` and the algorithms ``GRPO``, ``OffPolicyGRPO``,
 ``SPO``, ``GNIVO``, ``Reinforce``) runs them on a Hugging Face causal LM with the
 :mod:`optzoo.llm` substrate (``optzoo[llm]``).
+
+Example:
+    >>> import torch
+    >>> from optzoo.policy import grpo_advantages, grpo_loss
+    >>> logp = (-torch.rand(4, 5, generator=torch.Generator().manual_seed(0))).requires_grad_()
+    >>> rewards = torch.tensor([1.0, 0.0, 1.0, 1.0])  # 2 prompts x 2 completions
+    >>> adv = grpo_advantages(rewards, group_size=2)
+    >>> loss, metrics = grpo_loss(logp, None, adv, torch.ones(4, 5))  # on-policy, TRL's "dapo"
+    >>> loss.backward()
+    >>> logp.grad[:2, 0]  # push up the better completion's tokens, down the worse one's
+    tensor([-0.0354,  0.0354])
+    >>> bool(logp.grad[2:].abs().max() == 0)  # an all-correct group carries no signal
+    True
 """
 
 from optzoo.policy.advantages import (

@@ -72,6 +72,7 @@ def grpo_advantages(rewards: Tensor, group_size: int, scale: str = "group",
     Example::
 
         >>> import torch
+        >>> from optzoo.policy import grpo_advantages
         >>> grpo_advantages(torch.tensor([1.0, 0.0, 0.0, 0.0]), 4)
         tensor([ 1.4997, -0.4999, -0.4999, -0.4999])
     """

@@ -158,6 +158,16 @@ def gn_ivo_loss(logp: Tensor, old_logp: Tensor, rewards: Tensor, mask: Tensor, g
     Returns:
         ``(loss, metrics)`` with detached scalars ``ivo_loss``, ``kl`` (when ``ref_logp`` is
         given), ``implicit_value_abs`` (mean |g| over the prefixes used) and ``groups_used``.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.policy import gn_ivo_loss
+        >>> logp = (-torch.rand(4, 5, generator=torch.Generator().manual_seed(0))).requires_grad_()
+        >>> rewards = torch.tensor([1.0, 0.0, 1.0, 1.0])  # 2 prompts x K = 2 responses
+        >>> loss, metrics = gn_ivo_loss(logp, logp.detach(), rewards, torch.ones(4, 5), 2)
+        >>> loss.backward()
+        >>> round(loss.item(), 4), int(metrics["groups_used"]), logp.grad.shape  # log 2 at θ_old
+        (0.6931, 2, torch.Size([4, 5]))
     """
     check_token_inputs(mask, logp=logp, old_logp=old_logp, ref_logp=ref_logp)
     batch, width = mask.shape

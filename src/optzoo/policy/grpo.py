@@ -169,10 +169,15 @@ def grpo_loss(logp: Tensor, old_logp: Tensor | None, advantages: Tensor, mask: T
     Example::
 
         >>> import torch
-        >>> logp = torch.zeros(2, 3, requires_grad=True)
-        >>> loss, metrics = grpo_loss(logp, None, torch.tensor([1.0, -1.0]), torch.ones(2, 3))
-        >>> float(loss.detach())
-        0.0
+        >>> from optzoo.policy import grpo_advantages, grpo_loss
+        >>> logp = torch.zeros(4, 3, requires_grad=True)
+        >>> adv = grpo_advantages(torch.tensor([1.0, 0.0, 0.0, 1.0]), group_size=2)
+        >>> loss, metrics = grpo_loss(logp, None, adv, torch.ones(4, 3), loss_type="grpo")
+        >>> float(loss.detach()), sorted(metrics)
+        (0.0, ['clip_ratio/high_mean', 'clip_ratio/low_mean', 'clip_ratio/region_mean'])
+        >>> loss.backward()
+        >>> logp.grad[:, 0]
+        tensor([-0.0589,  0.0589,  0.0589, -0.0589])
     """
     check_token_inputs(mask, logp=logp, old_logp=old_logp, ref_logp=ref_logp)
     if importance_sampling_level not in IMPORTANCE_SAMPLING_LEVELS:

@@ -141,6 +141,20 @@ def offpolicy_grpo_loss(logp: Tensor, sampler_logp: Tensor, anchor_logp: Tensor,
         ``clip_ratio/high_mean``, ``clip_ratio/region_mean`` (where the clipped branch binds),
         ``kl`` (when ``ref_logp`` is given), ``max_abs_log_ratio`` (|log ρ| over active tokens),
         ``anchor_shift`` (mean |log c|: how far π_k is from α) and ``masked_fraction``.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.policy import offpolicy_grpo_loss, whitened_advantages, zero_variance_mask
+        >>> logp = (-torch.rand(4, 5, generator=torch.Generator().manual_seed(0))).requires_grad_()
+        >>> rewards = torch.tensor([1.0, 0.0, 1.0, 1.0])  # 2 prompts x 2 completions
+        >>> adv = whitened_advantages(rewards, group_size=2)
+        >>> keep = zero_variance_mask(rewards, group_size=2)  # drops the all-correct prompt
+        >>> sampler = logp.detach() - 0.1  # a stale sampler α; π_k is the current policy
+        >>> loss, metrics = offpolicy_grpo_loss(logp, sampler, logp.detach(), adv,
+        ...                                     torch.ones(4, 5), group_mask=keep)
+        >>> loss.backward()
+        >>> keep, round(metrics["anchor_shift"].item(), 2), float(metrics["masked_fraction"])
+        (tensor([1., 1., 0., 0.]), 0.1, 0.5)
     """
     check_token_inputs(mask, logp=logp, sampler_logp=sampler_logp, anchor_logp=anchor_logp,
                        ref_logp=ref_logp)
@@ -240,6 +254,14 @@ class OffPolicySchedule:
         inner_steps: ``i``, SGD steps on each sampled batch.
         ref_refresh_period: training steps between refreshes π_ref ← π_θ (the paper's outer loop;
             its period is not given in the material read), ``None`` for a fixed reference.
+
+    Example:
+        >>> from optzoo.policy import OffPolicySchedule
+        >>> schedule = OffPolicySchedule(sync_period=4, inner_steps=2)
+        >>> [schedule.syncs_sampler(step) for step in range(6)]
+        [True, False, False, False, True, False]
+        >>> [schedule.lag(step) for step in range(6)], schedule.syncs_until(10)
+        ([0, 1, 2, 3, 0, 1], 3)
     """
 
     sync_period: int = 1

@@ -89,7 +89,17 @@ def kl_adaptive_rho(divergence: Tensor, d_half: float = 0.06, rho_min: float = 0
 
 def spo_advantages(rewards: Tensor, values: Tensor, eps: float = 1e-8) -> Tensor:
     """Globally normalised SPO advantages ``(B,)``: A = r − v̂ (v̂ from before this reward), then
-    (A − mean_B)/(std_B + ``eps``) over the batch; a batch of one gives 0."""
+    (A − mean_B)/(std_B + ``eps``) over the batch; a batch of one gives 0.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.policy import SPOValueTracker, spo_advantages
+        >>> tracker = SPOValueTracker()
+        >>> keys = ["p0", "p1", "p2"]  # one response per prompt: a single stream
+        >>> rewards = torch.tensor([1.0, 0.0, 1.0])
+        >>> spo_advantages(rewards, tracker.values(keys))  # v̂ before this reward
+        tensor([ 0.5774, -1.1547,  0.5774])
+    """
     check_tensor("rewards", rewards)
     check_tensor("values", values)
     check_real("eps", eps, low=0.0)
@@ -141,6 +151,20 @@ class SPOValueTracker:
 
     Keys are any hashable prompt identifiers.  The tracker also keeps, per prompt, the last
     response and its log-probs (:meth:`store_response`) from which the trainer measures D.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.policy import SPOValueTracker
+        >>> tracker = SPOValueTracker()
+        >>> keys = ["p0", "p1", "p2"]
+        >>> tracker.values(keys)  # the uninformed prior Beta(0.5, 0.5)
+        tensor([0.5000, 0.5000, 0.5000], dtype=torch.float64)
+        >>> rho = tracker.rho(torch.tensor([0.0, 0.0, 0.5]))  # from the policy's divergence D
+        >>> tracker.update(keys, [1.0, 0.0, 1.0], rho=rho)
+        >>> tracker.values(keys), tracker.visits("p0")
+        (tensor([0.7551, 0.2449, 0.7667], dtype=torch.float64), 1)
+        >>> tracker.sampling_weights(keys).shape  # priorities for prompt sampling
+        torch.Size([3])
     """
 
     def __init__(self, *, rho_min: float = 0.875, rho_max: float = 0.96, d_half: float = 0.06,

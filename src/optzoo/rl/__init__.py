@@ -1,4 +1,20 @@
-"""Reinforcement learning: constrained and robust policy optimisation."""
+"""Reinforcement learning: constrained and robust policy optimisation.
+
+* :func:`run_pdpo`, :class:`PDPOConfig` -- primal-dual policy optimisation for adversarial
+  linear CMDPs, on :func:`random_linear_cmdp` with :func:`switching_losses` (NumPy only).
+* :class:`DRSAC`, :class:`DRSACConfig`, :func:`kl_dro_dual` -- offline (distributionally
+  robust) SAC, with :func:`collect_dataset` and perturbed evaluation (torch, gymnasium).
+
+Example:
+    >>> import numpy as np
+    >>> from optzoo.rl import PDPOConfig, random_linear_cmdp, run_pdpo, switching_losses
+    >>> rng = np.random.default_rng(0)
+    >>> cmdp = random_linear_cmdp(S=4, A=2, d=3, H=3, rng=rng)
+    >>> losses = switching_losses(K=50, H=3, d=3, rng=rng)  # adversarial θ^k, K x H x d
+    >>> out = run_pdpo(cmdp, losses, PDPOConfig(budget=1.0), rng)  # paper's α, η, θ for K
+    >>> out["loss_value"].shape, bool((out["dual"] >= 0).all())
+    ((50,), True)
+"""
 
 from optzoo.rl.adversarial_cmdp import (
     PDPOConfig,

@@ -156,8 +156,13 @@ class PDPOConfig:
 
     Example::
 
-        >>> PDPOConfig(budget=0.5).resolved(K=16, H=3, d=2)["period"]
-        8
+        >>> from optzoo.rl import PDPOConfig
+        >>> cfg = PDPOConfig(budget=0.5)  # the paper's schedule
+        >>> cfg.resolved(K=16, H=3, d=2)["period"], cfg.resolved(K=16, H=3, d=2)["theta"]
+        (8, 0.0625)
+        >>> baseline = PDPOConfig(budget=0.5, mixing=False, regularised_dual=False)
+        >>> baseline.resolved(K=16, H=3, d=2)["theta"]  # no mixing
+        0.0
     """
 
     budget: float
@@ -282,6 +287,24 @@ def run_pdpo(cmdp: LinearCMDP, loss_vecs: np.ndarray, cfg: PDPOConfig,
         ``cost_estimate`` V̂^k_{g,1}(s_1), ``terms`` (weighted-LSE terms), ``epoch`` index,
         ``policy_tv`` — the played policy's distance from uniform, the occupancy-weighted mean
         over h of TV(π_h(·|s), π_unif) (0 for the uniform policy, ≤ 1 − 1/A).
+
+    Example:
+        >>> import numpy as np
+        >>> from optzoo.rl import (PDPOConfig, best_fixed_policy, random_linear_cmdp, run_pdpo,
+        ...                        switching_losses)
+        >>> rng = np.random.default_rng(0)
+        >>> cmdp = random_linear_cmdp(S=4, A=2, d=3, H=3, rng=rng)
+        >>> losses = switching_losses(K=50, H=3, d=3, rng=rng)
+        >>> out = run_pdpo(cmdp, losses, PDPOConfig(budget=1.0), rng)
+        >>> sorted(out)
+        ['cost_estimate', 'cost_value', 'dual', 'epoch', 'loss_value', 'policy_tv', 'terms']
+        >>> total = sum(cmdp.reward(v) for v in losses)  # Σ_k f^k, H x S x A
+        >>> best, _ = best_fixed_policy(cmdp.transitions, cmdp.s1, total, 50 * cmdp.cost,
+        ...                             budget=50 * 1.0)  # the comparator in hindsight
+        >>> regret = out["loss_value"].sum() - best
+        >>> violation = (out["cost_value"] - 1.0).sum()
+        >>> bool(np.isfinite(regret)), bool(abs(violation) < 50)
+        (True, True)
     """
     if not isinstance(cmdp, LinearCMDP):
         raise TypeError(f"cmdp: expected a LinearCMDP, got {type(cmdp).__name__}")

@@ -102,6 +102,7 @@ def random_linear_cmdp(S: int, A: int, d: int, H: int, rng: np.random.Generator)
     Example::
 
         >>> import numpy as np
+        >>> from optzoo.rl import random_linear_cmdp
         >>> random_linear_cmdp(S=4, A=2, d=3, H=5, rng=np.random.default_rng(0)).transitions.shape
         (5, 4, 2, 4)
     """

@@ -91,6 +91,16 @@ class Parameterisation:
         base_width, base_depth: the shape the hyperparameters were tuned at.
         output_multiplier: α_out of the output layer's input multiplier α_out / m_N (μP family).
         multipliers: per-module multipliers ``{kind: {"lr" | "wd" | "init" | "eps": x}}``.
+
+    Example:
+        >>> from optzoo.scaling import Parameterisation
+        >>> p = Parameterisation("completep", width=256, depth=8, base_width=32, base_depth=2)
+        >>> p.lr_scale("hidden"), p.wd_scale("hidden"), p.branch_multiplier()  # 1/m_N, m_N, 1/m_L
+        (0.125, 8.0, 0.25)
+        >>> p.at(width=32, depth=2).lr_scale("hidden")  # the base shape: the tuned values
+        1.0
+        >>> Parameterisation("sp", width=256).lr_scale("hidden")  # SP: no width rule
+        1.0
     """
 
     name: str = "completep"
@@ -242,6 +252,18 @@ def param_groups(named: Iterable[tuple[str, nn.Parameter]], kind_of: Callable[[s
             :meth:`optzoo.scaling.problems.ResidualMLP.kind_of`).
         param: the parameterisation at the model's shape.
         hp: the base shape's hyperparameters.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.scaling import (AdamWHyperparameters, Parameterisation, ResidualMLP,
+        ...                             param_groups)
+        >>> param = Parameterisation("completep", width=64, depth=4, base_width=32, base_depth=2)
+        >>> model = ResidualMLP(d_in=8, d_out=3, param=param)
+        >>> hp = AdamWHyperparameters(lr=1e-2, weight_decay=0.1)  # tuned at width 32, depth 2
+        >>> groups = param_groups(model.named_parameters(), model.kind_of, param, hp)
+        >>> [(g["kind"], g["lr"], g["weight_decay"]) for g in groups]  # hidden: η/m_N, λ·m_N
+        [('input', 0.01, 0.1), ..., ('hidden', 0.005, 0.2), ...]
+        >>> opt = torch.optim.AdamW(groups)
     """
     by_kind: dict[str, list[nn.Parameter]] = {}
     for name, p in named:
@@ -307,6 +329,20 @@ def coordinate_check(build: Callable[[Parameterisation], nn.Module], params:
     depths: a mean over blocks would mix positions of different depth) and ``delta_rms_mean``.
     ``build(param)`` must return a model whose ``forward(x, return_hidden=True)`` gives
     ``(out, [block outputs])`` and that has a ``kind_of(name)`` method.
+
+    Example:
+        >>> from torch.nn import functional as F
+        >>> from optzoo.scaling import (AdamWHyperparameters, GaussianMixture, Parameterisation,
+        ...                             ResidualMLP, coordinate_check)
+        >>> task = GaussianMixture(dim=16, classes=5)
+        >>> params = [Parameterisation(name, width=w, base_width=32)
+        ...           for name in ("sp", "completep") for w in (32, 128)]
+        >>> rows = coordinate_check(lambda p: ResidualMLP(d_in=16, d_out=5, param=p), params,
+        ...                         AdamWHyperparameters(lr=2 ** -6), lambda g: task.batch(32, g),
+        ...                         F.cross_entropy, steps=2)
+        >>> growth = [rows[i + 1]["delta_rms_last"] / rows[i]["delta_rms_last"] for i in (0, 2)]
+        >>> bool(growth[0] > 2), bool(0.5 < growth[1] < 1.5)  # SP grows with width; CompleteP not
+        (True, True)
     """
     rows = []
     for param in params:
