@@ -39,6 +39,7 @@ _METHOD_MODULES = {
     "mofjsp-dcan": "optzoo.scheduling.dcan",
     "quasi-equivariant-metanetworks": "optzoo.metanet.qe_nfn",
     "hp-transfer": "optzoo.scaling.complete_p",
+    "quant-robustness": "optzoo.scaling.quantization",
 }
 
 _EPILOG = """\
