@@ -50,6 +50,11 @@ def main(argv: list[str]) -> int:
             print(f"{row['name']:<44} {row['method']:<28} {row['method_s']*1e3:9.2f} ms   "
                   f"{row['peer']:<30} {row['peer_s']*1e3:9.2f} ms   ratio {row['ratio']:.3g}"
                   + _target(row), flush=True)
+    targeted = [r for r in rows if "target_ratio" in r]
+    missed = [r["name"] for r in targeted if not r["ratio"] <= r["target_ratio"]]
+    if targeted:
+        print(f"targets: {len(targeted) - len(missed)} met, {len(missed)} MISSED"
+              + (f" ({', '.join(missed)})" if missed else ""))
     out = Path("runs") / "bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"python": sys.version.split()[0], "machine": platform.machine(),

@@ -46,3 +46,17 @@ def test_kan_benchmark_row_runs_against_pykan(monkeypatch):
     row = module.bench_forward_backward()
     assert row["peer"].startswith("pykan")
     assert row["method_s"] > 0 and row["peer_s"] > 0
+
+
+def test_optimizer_rows_carry_the_issue_targets_and_the_table_says_met_or_missed(monkeypatch):
+    module = _load(BENCH / "bench_optim.py")
+    for name, value in (("BLOCKS", 1), ("STEPS", 1), ("WARMUP", 1)):
+        monkeypatch.setattr(module, name, value)
+    by_name = {fn.__name__: fn for fn in module.BENCHMARKS}
+    assert {"bench_step_asgo", "bench_step_asgo_eigh", "bench_step_ham_adam"} <= set(by_name)
+    asgo, ham = by_name["bench_step_asgo_eigh"](), by_name["bench_step_ham_adam"]()
+    assert asgo["target_ratio"] == 3.0 and ham["target_ratio"] == 1.5
+    run = _load(BENCH / "run.py")
+    assert run._target({"ratio": 1.2, "target_ratio": 1.5}).endswith("met")
+    assert run._target({"ratio": 2.0, "target_ratio": 1.5}).endswith("MISSED")
+    assert run._target({"ratio": 2.0}) == ""

@@ -525,3 +525,36 @@ def test_ham_signflip_claim_needs_every_sign_and_a_real_speedup():
     assert _claim(_flip([5, 6, 5], [60, 80, 70], (1.0, 0.8, 1.0)), 3).status == "not held"
     # as fast as m⊙w (the tuned-lr tie): not held
     assert _claim(_flip([5, 6, 5], [5, 6, 5]), 3).status == "not held"
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize(("base", "kw"), [("adam", dict(lr=0.05)),
+                                          ("adam", dict(lr=0.3, weight_decay=1e-2)),  # clamp
+                                          ("sgd", dict(lr=0.1, momentum=0.9)),
+                                          ("adamw", dict(lr=0.05, max_weight_norm=3.0))])  # clip
+def test_fused_foreach_path_equals_the_reference_loop(base, kw, dtype):
+    """The multi-tensor mirror step and norm clip (``foreach=True``) against the per-parameter
+    loop (``foreach=False``) over several steps, with a mask, a parameter without gradient, the
+    exponent clamp and the weight-norm clip active in some cases."""
+    g = torch.Generator().manual_seed(11)
+    shapes = [(6, 5), (5,), (4, 6, 2), (3, 7)]
+    init = [torch.randn(s, generator=g, dtype=torch.float64) for s in shapes]
+    targets = [torch.randn(s, generator=g, dtype=torch.float64) for s in shapes]
+    out = []
+    for foreach in (False, True):
+        ps = [torch.nn.Parameter(x.to(dtype).clone()) for x in init]
+        opt = HAM(ps, base=base, alpha=200.0 * 1e-3 / kw["lr"] * 5, beta=1e-3, foreach=foreach,
+                  **kw)
+        opt.set_mask(ps[0], (init[0].abs() > 0.3).to(dtype))
+        for _ in range(6):
+            opt.zero_grad()
+            loss = sum(((p - t.to(dtype)) ** 3).sum()
+                       for p, t in zip(ps[:3], targets[:3], strict=True))
+            loss.backward()  # ps[3] has no gradient
+            opt.step()
+        out.append([p.detach().clone() for p in ps])
+    tol = dict(rtol=1e-12, atol=1e-14) if dtype == torch.float64 else dict(rtol=1e-5, atol=1e-6)
+    for a, b in zip(*out, strict=True):
+        torch.testing.assert_close(a, b, **tol)
+    assert torch.equal(out[1][3], init[3].to(dtype))
+    assert bool((out[1][0][init[0].abs() <= 0.3] == 0).all())

@@ -69,6 +69,29 @@ class HAM(ZooOptimizer):
             ``foreach``, ...).  ``foreach`` selects the multi-tensor path of both steps.
 
     With ``alpha = beta = 0`` the mirror step is the identity and HAM is exactly its base.
+
+    Example:
+        >>> import torch
+        >>> from optzoo.optim import HAM
+        >>> _ = torch.manual_seed(0)
+        >>> model = torch.nn.Linear(8, 1)
+        >>> x, y = torch.randn(32, 8), torch.randn(32, 1)
+        >>> opt = HAM(model.parameters(), base=torch.optim.AdamW, lr=1e-2)  # α=200, β=1e-3
+        >>> def closure():
+        ...     opt.zero_grad()
+        ...     loss = torch.nn.functional.mse_loss(model(x), y)
+        ...     loss.backward()
+        ...     return loss
+        >>> first = closure().item()
+        >>> for _ in range(20):
+        ...     _ = opt.step(closure)
+        >>> bool(closure().item() < first), opt.defaults["base"]
+        (True, 'AdamW')
+        >>> opt = HAM.wrap(torch.optim.SGD(model.parameters(), lr=0.05))  # an optimizer built
+        >>> opt.prune_magnitude(0.5)  # layerwise magnitude masks, kept through later steps
+        >>> _ = opt.step(closure)
+        >>> int((model.weight == 0).sum())
+        4
     """
 
     def __init__(self, params, base: str | type[torch.optim.Optimizer] = torch.optim.Adam, *,
@@ -203,22 +226,28 @@ class HAM(ZooOptimizer):
         for group, (params, gs) in zip(self.param_groups, grads, strict=True):
             ws = [p for p in params if p.dim() >= 2]
             gw = [g for p, g in zip(params, gs, strict=True) if p.dim() >= 2]
+            foreach = bool(params) and self._use_foreach(group, params)
             if ws:
                 lr = float(group["lr"])
                 a, b = -group["alpha"] * lr, -group["beta"] * lr
-                if self._use_foreach(group, ws):
+                if foreach:
                     self._mirror_foreach(ws, gw, a, b)
-                else:
+                else:  # the reference loop (foreach=False)
                     for w, g in zip(ws, gw, strict=True):
                         e = torch.sign(w).mul_(g).mul_(a).add_(b).clamp_(-_CLAMP, _CLAMP)
                         w.mul_(e.exp_())
             max_norm = group["max_weight_norm"]
-            if max_norm != float("inf") and params and self._use_foreach(group, params):
+            if max_norm != float("inf") and foreach:
                 self._clip_foreach(params, max_norm)
                 max_norm = float("inf")  # done: only the masks are left
-            for p in params:
-                self._clip_and_mask(p, max_norm)
+            if max_norm != float("inf") or self._pending_masks or self._any_mask(params):
+                for p in params:
+                    self._clip_and_mask(p, max_norm)
         return loss
+
+    def _any_mask(self, params: list[torch.Tensor]) -> bool:
+        state = self.state
+        return any(p in state and "mask" in state[p] for p in params)
 
     @staticmethod
     def _clip_foreach(params: list[torch.Tensor], max_norm: float) -> None:
@@ -231,10 +260,16 @@ class HAM(ZooOptimizer):
         torch._foreach_clamp_min_(norms, max_norm)
         torch._foreach_reciprocal_(norms)
         torch._foreach_mul_(norms, max_norm)
-        torch._foreach_mul_(params, [n.to(p.dtype) for n, p in zip(norms, params, strict=True)])
+        torch._foreach_mul_(params, [n if n.dtype == p.dtype else n.to(p.dtype)
+                                     for n, p in zip(norms, params, strict=True)])
 
     @staticmethod
     def _mirror_foreach(ws, gs, a: float, b: float) -> None:
+        """``w *= exp(clamp(a·sign(w)·g + b, ±5))`` for a list of tensors, as multi-tensor ops.
+
+        (On CPU a ``_foreach`` op is a loop over the tensors; fused variants tried -- one
+        broadcast ``addcmul`` for ``b + a·sign(w)·g``, ``copysign`` instead of ``sign``, a
+        per-tensor loop, skipping the clip's multiply below the cap -- were not faster.)"""
         e = torch._foreach_sign(ws)
         torch._foreach_mul_(e, gs)
         torch._foreach_mul_(e, a)
