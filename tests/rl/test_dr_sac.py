@@ -496,3 +496,36 @@ def test_functional_target_inside_update_matches_the_separately_solved_dual():
     assert info["target_mean"] == pytest.approx(float(y_exact.mean()), abs=0.05 * spread)
     nominal = r.squeeze(-1).double() + cfg.gamma * (1 - term.squeeze(-1).double()) * v.mean(1)
     assert float(y_exact.mean()) < float(nominal.mean()) - 0.1 * spread
+
+
+def test_forward_no_grad_is_bitwise_the_module_forward():
+    """The no-autograd MLP pass (in-place ReLUs) that the robust target runs over the VAE's
+    n·m samples computes exactly what ``net(x)`` does, for 2-D and 3-D inputs."""
+    from optzoo.rl.dr_sac import forward_no_grad, mlp
+
+    torch.manual_seed(0)
+    net = mlp([9, 64, 64, 3])
+    for shape in ((256, 9), (32, 50, 9)):
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            want = net(x)
+        got = forward_no_grad(net, x)
+        assert got.shape == want.shape and not got.requires_grad
+        assert torch.equal(got, want)
+
+
+def test_agent_update_unchanged_by_retained_heap():
+    """retain_freed_memory changes where tensors live, not what an update computes."""
+    from optzoo.malloc import retain_freed_memory
+
+    g = torch.Generator().manual_seed(0)
+    n = 64
+    s = torch.randn(n, 3, generator=g)
+    data = OfflineData(s, torch.rand(n, 1, generator=g) * 2 - 1, torch.randn(n, generator=g),
+                       s + 0.1 * torch.randn(n, 3, generator=g), torch.zeros(n))
+    cfg = DRSACConfig(hidden=(16, 16), next_samples=8, batch_size=16, model_pretrain_steps=3)
+    first = DRSAC(data, cfg, seed=3).fit(4)
+    retain_freed_memory()
+    second = DRSAC(data, cfg, seed=3).fit(4)
+    for a, b in zip(first.actor.parameters(), second.actor.parameters(), strict=True):
+        assert torch.equal(a, b)
