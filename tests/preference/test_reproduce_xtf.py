@@ -1,5 +1,7 @@
 """The xtf reproduction's data and claims: injected noise is labelled where it sits, the clean
-answer is right, and a mask no better than random cannot pass."""
+answer is right, a mask no better than random cannot pass, the ablation ordering is decided by
+a trend test (and is inconclusive when every arm ties), the baselines' claims refuse a tie, and
+the original trials keep their keys."""
 
 from __future__ import annotations
 
@@ -7,13 +9,19 @@ import numpy as np
 
 from optzoo.experiment import Result, Trial
 from optzoo.preference.reproduce.xtf import (
+    ABLATIONS,
+    BASELINES,
     FILLER,
     OFF_DOMAIN,
     PRESETS,
     _answer,
+    _claim_ablation_trend,
     _claim_accuracy,
+    _claim_all_three,
     _claim_recall,
+    _count_selection,
     _noisy_answer,
+    trials,
 )
 
 
@@ -61,3 +69,88 @@ def test_a_mask_no_better_than_random_and_a_tie_in_accuracy_do_not_pass():
     good = _results([0.8, 0.82, 0.79], [0.3, 0.31, 0.3], [0.7, 0.72, 0.71], [0.5, 0.52, 0.5])
     assert _claim_recall(good, cfg).status == "held"
     assert _claim_accuracy(good, cfg, "normal").status == "held"
+
+
+def test_the_original_trials_keep_their_keys_and_the_new_arms_are_extra_trials():
+    quick = trials(PRESETS["quick"])
+    # the keys of the first version's quick trials (normal / XTF / random), hard-coded
+    assert [t.key("xtf") for t in quick] == ["74b29f34f1d4754acdf1a18e",
+                                              "0afa201e8e06c5ba2eabbf80",
+                                              "476e7dd6ecde692f72c105b7"]
+    full = trials(PRESETS["full"])
+    assert sorted({t.method for t in full}) == ["ablations", "all", "baselines"]
+    assert all(sum(t.method == m for t in full) == 5 for m in ("all", "ablations", "baselines"))
+    smoke = trials(PRESETS["smoke"])
+    assert {t.method for t in smoke} == {"all", "ablations", "baselines"}
+
+
+def _arm_results(acc: dict[str, list[float]]):
+    """One result per (trial, seed) holding the given per-seed accuracies (XTF in ``all``)."""
+    seeds = len(acc["xtf"])
+    out = []
+    for s in range(seeds):
+        out.append(Result(Trial("all", "addition", s, {}),
+                          {"accuracy_xtf": acc["xtf"][s], "accuracy_normal": 0.3,
+                           "accuracy_random": 0.3}))
+        out.append(Result(Trial("ablations", "addition", s, {}),
+                          {f"accuracy_{n}": acc[n][s] for n in ABLATIONS}))
+        out.append(Result(Trial("baselines", "addition", s, {}),
+                          {f"accuracy_{b}": acc[b][s] for b in BASELINES if b in acc}))
+    return out
+
+
+def _ablation(single, pair, three, jitter=0.01):
+    rng = np.random.default_rng(1)
+    acc = {}
+    for n, attrs in ABLATIONS.items():
+        level = single if len(attrs) == 1 else pair
+        acc[n] = list(level + jitter * rng.standard_normal(5))
+    acc["xtf"] = list(three + jitter * rng.standard_normal(5))
+    return acc
+
+
+def test_the_ablation_ordering_is_a_trend_that_a_tie_or_a_reversal_cannot_pass():
+    cfg = PRESETS["full"]
+    rising = _claim_ablation_trend(_arm_results(_ablation(0.32, 0.36, 0.40)), cfg)
+    assert rising.status == "held" and rising.verdict.test == "trend"
+    falling = _claim_ablation_trend(_arm_results(_ablation(0.40, 0.36, 0.32)), cfg)
+    assert falling.status == "not held"
+    noise = _claim_ablation_trend(_arm_results(_ablation(0.35, 0.35, 0.35, jitter=0.05)), cfg)
+    assert noise.status != "held"
+    flat = _claim_ablation_trend(_arm_results(_ablation(0.0, 0.0, 0.0, jitter=0.0)), cfg)
+    assert flat.status == "inconclusive" and flat.verdict.test == "undecided"
+    # all three vs every pair: non-inferior within the margin, not held when clearly worse
+    assert _claim_all_three(_arm_results(_ablation(0.32, 0.36, 0.36)), cfg).status == "held"
+    assert _claim_all_three(_arm_results(_ablation(0.32, 0.36, 0.30)), cfg).status == "not held"
+    # a tie at the floor (both at 0 exact match) cannot pass "at least as accurate"
+    floor = _claim_all_three(_arm_results(_ablation(0.0, 0.0, 0.0, jitter=0.0)), cfg)
+    assert floor.status == "inconclusive"
+    assert all(c.test == "undecided" for _, c in floor.verdict.cells)
+    # a run without ablation trials states no ablation claim
+    only_all = [r for r in _arm_results(_ablation(0.3, 0.3, 0.3)) if r.trial.method == "all"]
+    assert not hasattr(_claim_ablation_trend(only_all, cfg), "verdict")
+
+
+def test_xtf_against_each_baseline_needs_a_gain_beyond_the_margin():
+    cfg = PRESETS["full"]
+    acc = _ablation(0.3, 0.3, 0.5)
+    acc.update({"tc": [0.5] * 5, "rho1": list(acc["xtf"]), "df": [0.3, 0.31, 0.29, 0.3, 0.3],
+                "double": [0.6] * 5})
+    res = _arm_results(acc)
+    assert _claim_accuracy(res, cfg, "rho1").status == "not held"  # a tie
+    assert _claim_accuracy(res, cfg, "df").status == "held"
+    assert _claim_accuracy(res, cfg, "double").status == "not held"
+    assert _claim_accuracy(res, cfg, "tc").status != "held"
+
+
+def test_rho1_selection_counts_what_it_leaves_out_per_noise_type():
+    import torch
+
+    valid = torch.tensor([[False, True, True, True], [False, True, True, False]])
+    keep = torch.tensor([[False, True, False, False], [False, False, True, False]])
+    kinds = [[None, None, "filler", "boiler"], [None, "filler", None, None]]
+    stats: dict[str, float] = {}
+    _count_selection(stats, valid, keep, kinds)
+    assert stats == {"seen_all": 5, "dropped_all": 3, "seen_noise": 3, "dropped_noise": 3,
+                     "seen_filler": 2, "dropped_filler": 2, "seen_boiler": 1,
+                     "dropped_boiler": 1}
