@@ -4,7 +4,10 @@ pretrained tiny models): ``$OPTZOO_CACHE``, else ``$XDG_CACHE_HOME/optzoo``, els
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -14,3 +17,17 @@ def cache_dir() -> Path:
         return Path(os.environ["OPTZOO_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "optzoo"
+
+
+@contextlib.contextmanager
+def locked(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``lock_file`` (created with its folder) for the block:
+    two processes filling the same cache entry (parallel trials) build it once, the second
+    then reads what the first wrote."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

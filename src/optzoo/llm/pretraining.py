@@ -21,9 +21,7 @@ set all derive from ``seed``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
@@ -36,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from optzoo.cache import cache_dir
+from optzoo.cache import cache_dir, locked
 from optzoo.checks import check_real
 from optzoo.llm.arithmetic import Addition
 from optzoo.llm.models import TinyLlama, count_parameters, load_causal_lm, save_causal_lm
@@ -138,15 +136,6 @@ class PretrainedLM:
     path: Path | None = None
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def cache_key(config: PretrainConfig, device: str | torch.device = "cpu") -> str:
@@ -259,7 +248,7 @@ def pretrain(config: PretrainConfig | None = None, *, device: str | torch.device
         return _train(config, device, log)
     root = Path(cache_root) if cache_root is not None else cache_dir()
     folder = root / "llm" / f"pretrain-{cache_key(config, device)}"
-    with _locked(folder.with_name(folder.name + ".lock")):
+    with locked(folder.with_name(folder.name + ".lock")):
         if not (folder / "metrics.json").is_file():
             # a folder without metrics.json was not written by us (the rename is atomic)
             shutil.rmtree(folder, ignore_errors=True)

@@ -42,8 +42,6 @@ thread; bitwise equality across machines is not promised; latencies are re-measu
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import hashlib
 import json
@@ -58,7 +56,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from optzoo.cache import cache_dir
+from optzoo.cache import cache_dir, locked
 from optzoo.nas.search_space import MINI_TOPOLOGY, Arch, CellSpace
 
 VERSION = 2
@@ -289,15 +287,6 @@ def generate(space: CellSpace, epochs: int, seeds: int, n_train: int = SPLIT[0],
             "rows": rows}
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def ground_truth_table(space: CellSpace = MINI_TOPOLOGY, epochs: int = 30, seeds: int = 3,
@@ -316,7 +305,7 @@ def ground_truth_table(space: CellSpace = MINI_TOPOLOGY, epochs: int = 30, seeds
         progress: ``progress(done, total)`` called while generating.
     """
     path = table_path(space, epochs, seeds, Path(root) if root else None, n_train)
-    with _locked(path):
+    with locked(path.with_suffix(".lock")):
         if not path.exists():
             blob = generate(space, epochs, seeds, n_train, progress)
             tmp = path.with_suffix(f".tmp{os.getpid()}")

@@ -42,9 +42,7 @@ the best feasible cost of long HGS runs (:func:`reference_cost`), cached per use
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
 import functools
 import hashlib
 import json
@@ -57,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import pyvrp
 
-from optzoo.cache import cache_dir
+from optzoo.cache import cache_dir, locked
 from optzoo.checks import check_real
 
 GRID = 1000
@@ -421,15 +419,6 @@ def _pyvrp_version() -> str:
     return version("pyvrp")
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def reference_cost(spec: InstanceSpec, iterations: int | None = None,
@@ -460,7 +449,7 @@ def reference_cost(spec: InstanceSpec, iterations: int | None = None,
            "pyvrp": _pyvrp_version(), "version": 1}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
     path = cache_dir() / "routing" / f"reference-{digest}.json"
-    with _locked(path.with_suffix(".lock")):
+    with locked(path.with_suffix(".lock")):
         if path.is_file():
             return int(json.loads(path.read_text())["cost"])
         from optzoo.routing.hgs import run_hgs

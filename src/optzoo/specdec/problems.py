@@ -24,9 +24,7 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
@@ -38,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from optzoo.cache import cache_dir
+from optzoo.cache import cache_dir, locked
 from optzoo.checks import check_int, check_real
 from optzoo.llm.models import TinyLlama, load_causal_lm, save_causal_lm
 from optzoo.llm.tokenizer import char_tokenizer
@@ -172,15 +170,6 @@ class TrainedTarget:
     path: Path | None = None
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _heldout(model, tokenizer, config: TargetConfig) -> float:
@@ -255,7 +244,7 @@ def train_target(config: TargetConfig | None = None, *, cache: bool = True,
         return _train(config)
     root = Path(cache_root) if cache_root is not None else cache_dir()
     folder = root / "specdec" / f"target-{cache_key(config)}"
-    with _locked(folder.with_name(folder.name + ".lock")):
+    with locked(folder.with_name(folder.name + ".lock")):
         if not (folder / "metrics.json").is_file():
             shutil.rmtree(folder, ignore_errors=True)
             tgt = _train(config)
