@@ -352,6 +352,13 @@ def _key(cfg, method: str, tag: str, what: str = "dce") -> str:
     return f"{tag}:{method}{cfg.primary_bits}_{what}"
 
 
+def _paired(results, cfg, m: str, a: str, b: str, what: str = "dce", *,
+            family_a: str = "base", family_b: str = "base") -> tuple[dict, dict]:
+    """The metric ``what`` of endpoints ``a`` and ``b`` on the seeds both have."""
+    return common_seeds(_metric(results, family_a, _key(cfg, m, a, what)),
+                        _metric(results, family_b, _key(cfg, m, b, what)))
+
+
 def _end(cfg) -> dict[str, str]:
     """Tag of each run's endpoint at T steps."""
     T = cfg.steps
@@ -377,10 +384,8 @@ def _claim_decay(results, cfg, acting, m: str) -> Claim | NotEvaluated:
             f"{cfg.min_effect_dce:g} nats while its full-precision loss is lower by more than "
             f"{cfg.min_effect_ce:g}: loss and quantization error diverge when the lr decays.")
     e = _end(cfg)
-    wsd, const = common_seeds(_metric(results, "base", _key(cfg, m, e["wsd"])),
-                              _metric(results, "base", _key(cfg, m, e["const"])))
-    fw, fc = common_seeds(_metric(results, "base", _key(cfg, m, e["wsd"], "ce_fp")),
-                          _metric(results, "base", _key(cfg, m, e["const"], "ce_fp")))
+    wsd, const = _paired(results, cfg, m, e["wsd"], e["const"])
+    fw, fc = _paired(results, cfg, m, e["wsd"], e["const"], "ce_fp")
     if not wsd:
         return NotEvaluated(text, "no base trial finished")
     verdict = all_of({"ΔCE higher after decay": superior(wsd, const,
@@ -401,13 +406,11 @@ def _claim_budgets(results, cfg, acting, m: str) -> Claim | NotEvaluated:
             f"equal within ±{cfg.min_effect_dce:g} nats.")
     if len(cfg.budgets) < 2:
         return NotEvaluated(text, "one budget only")
-    a, b = common_seeds(_metric(results, "base", _key(cfg, m, f"wsd{lo:g}@{round(lo * T)}")),
-                        _metric(results, "base", _key(cfg, m, f"wsd{hi:g}@{round(hi * T)}")))
+    a, b = _paired(results, cfg, m, f"wsd{lo:g}@{round(lo * T)}", f"wsd{hi:g}@{round(hi * T)}")
     if not a:
         return NotEvaluated(text, "no base trial finished")
     e = _end(cfg)
-    wsd, const = common_seeds(_metric(results, "base", _key(cfg, m, e["wsd"])),
-                              _metric(results, "base", _key(cfg, m, e["const"])))
+    wsd, const = _paired(results, cfg, m, e["wsd"], e["const"])
     jump = superior(wsd, const, min_effect=cfg.min_effect_dce)
     verdict = equivalent(a, b, margin=cfg.min_effect_dce)
     if jump.verdict != "held":
@@ -423,10 +426,8 @@ def _claim_high_lr(results, cfg, acting, m: str) -> Claim | NotEvaluated:
             f"{cfg.min_effect_dce:g} nats at a full-precision loss no worse than "
             f"{cfg.margin_ce:g}.")
     tag = _end(cfg)["wsd"]
-    hi, base = common_seeds(_metric(results, "high-lr", _key(cfg, m, tag)),
-                            _metric(results, "base", _key(cfg, m, tag)))
-    fh, fb = common_seeds(_metric(results, "high-lr", _key(cfg, m, tag, "ce_fp")),
-                          _metric(results, "base", _key(cfg, m, tag, "ce_fp")))
+    hi, base = _paired(results, cfg, m, tag, tag, family_a="high-lr")
+    fh, fb = _paired(results, cfg, m, tag, tag, "ce_fp", family_a="high-lr")
     if not hi:
         return NotEvaluated(text, "no high-lr trial finished")
     verdict = all_of({"ΔCE lower": superior(hi, base, min_effect=cfg.min_effect_dce,
@@ -445,12 +446,9 @@ def _claim_lawa(results, cfg, acting, m: str) -> Claim | NotEvaluated:
             f"lower than the WSD-decayed model's by more than {cfg.min_effect_dce:g} nats and a "
             f"quantized loss no worse than {cfg.margin_ce:g}, at equal tokens.")
     e = _end(cfg)
-    la, wsd = common_seeds(_metric(results, "base", _key(cfg, m, e["lawa"])),
-                           _metric(results, "base", _key(cfg, m, e["wsd"])))
-    qa, qw = common_seeds(_metric(results, "base", _key(cfg, m, e["lawa"], "ce_q")),
-                          _metric(results, "base", _key(cfg, m, e["wsd"], "ce_q")))
-    fa, fw = common_seeds(_metric(results, "base", _key(cfg, m, e["lawa"], "ce_fp")),
-                          _metric(results, "base", _key(cfg, m, e["wsd"], "ce_fp")))
+    la, wsd = _paired(results, cfg, m, e["lawa"], e["wsd"])
+    qa, qw = _paired(results, cfg, m, e["lawa"], e["wsd"], "ce_q")
+    fa, fw = _paired(results, cfg, m, e["lawa"], e["wsd"], "ce_fp")
     if not la:
         return NotEvaluated(text, "no base trial finished")
     verdict = all_of({"ΔCE lower": superior(la, wsd, min_effect=cfg.min_effect_dce,
