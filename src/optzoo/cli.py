@@ -206,6 +206,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_report = sub.add_parser("report", help="rebuild a run's report from its stored trials",
                               formatter_class=_HelpFormatter)
     p_report.add_argument("rundir", type=Path, help="a run folder, e.g. runs/<slug>/quick")
+
+    p_pub = sub.add_parser("publish", help="copy a finished run's verdicts into results/ and "
+                                           "regenerate results/RESULTS.md",
+                           formatter_class=_HelpFormatter)
+    p_pub.add_argument("rundirs", type=Path, nargs="*", metavar="RUN_DIR",
+                       help="run folders, e.g. runs/<slug>/quick (none: only check or mark)")
+    p_pub.add_argument("--results", type=Path, default=Path("results"),
+                       help="the published results folder")
+    p_pub.add_argument("--check", action="store_true",
+                       help="exit 1 if a published result is stale and not marked so")
+    p_pub.add_argument("--mark-stale", action="store_true",
+                       help="mark stale results (and unmark fresh ones), regenerate RESULTS.md")
     return parser
 
 
@@ -305,6 +317,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from optzoo.experiment.publish import mark_stale, publish, stale_results, write_results_md
+
+    if not (args.rundirs or args.check or args.mark_stale):
+        raise ConfigError("publish: name run folders, or pass --check or --mark-stale")
+    for rundir in args.rundirs:
+        dest = publish(rundir, args.results)
+        print(f"published {rundir} -> {dest}")
+    if args.mark_stale:
+        for s in mark_stale(args.results):
+            print(f"stale: {s.slug} [{s.preset}] ({s.missing} trials missing, {s.extra} no "
+                  f"longer in the preset)")
+    elif args.rundirs:
+        write_results_md(args.results)
+    if args.check:
+        unmarked = [s for s in stale_results(args.results) if not s.marked]
+        for s in unmarked:
+            print(f"optzoo: {s.slug} [{s.preset}] is stale: the preset now expands to "
+                  f"{s.missing} trials it lacks and drops {s.extra} it has; re-run and publish "
+                  f"it, or `optzoo publish --mark-stale`", file=sys.stderr)
+        return 1 if unmarked else 0
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``optzoo`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code.
 
@@ -313,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         2
     """
     args = build_parser().parse_args(argv)
-    handler = {"list": cmd_list, "reproduce": cmd_reproduce, "report": cmd_report}[args.command]
+    handler = {"list": cmd_list, "reproduce": cmd_reproduce, "report": cmd_report,
+               "publish": cmd_publish}[args.command]
     try:
         return handler(args)
     except (ConfigError, NotImplementedPaper) as err:

@@ -179,7 +179,8 @@ _INTERNAL = (
           "experiment", reproduction="optzoo.experiment.selftest:REPRODUCTION"),
 )
 
-_BY_SLUG = {p.slug: p for p in (*PAPERS, *_INTERNAL)}
+CARDS: tuple[Paper, ...] = (*PAPERS, *_INTERNAL)  # every card ``get`` knows, hidden ones last
+_BY_SLUG = {p.slug: p for p in CARDS}
 
 
 def get(slug: str) -> Paper:

@@ -189,5 +189,8 @@ def run(slug: str, preset: str = "quick", *, seeds: int | None = None,
         extra = {"device": device, "backend": backend, "jobs": jobs, "seconds": seconds,
                  "ran": len(todo), "resumed": skipped,
                  "python": sys.version.split()[0]}
+        from optzoo.experiment.publish import source_commit
+
+        extra["commit"], extra["dirty"] = source_commit()  # published with the results
         summary, results = summarize_run(slug, repro, preset, cfg, outdir, extra)
     return RunOutcome(slug, preset, outdir, summary, results, len(todo), skipped, seconds)
