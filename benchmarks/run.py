@@ -6,7 +6,8 @@ Each ``benchmarks/bench_*.py`` defines ``BENCHMARKS``: callables returning
 ``runs/bench.json``.
 
 A row may carry ``target_ratio`` (a speed requirement from an issue); the table says whether
-it is met.
+it is met.  A row measuring something other than time (e.g. peak memory in ``method_s`` /
+``peer_s``) gives ``display = (scale, unit)`` for the table.
 
 Usage: ``make bench`` or ``python benchmarks/run.py [substring ...]``.
 """
@@ -47,9 +48,11 @@ def main(argv: list[str]) -> int:
             row["ratio"] = row["method_s"] / row["peer_s"]
             row["file"] = path.name
             rows.append(row)
-            print(f"{row['name']:<44} {row['method']:<28} {row['method_s']*1e3:9.2f} ms   "
-                  f"{row['peer']:<30} {row['peer_s']*1e3:9.2f} ms   ratio {row['ratio']:.3g}"
-                  + _target(row), flush=True)
+            # rows measuring something other than time name a display scale and unit
+            scale, unit = row.get("display", (1e3, "ms"))
+            print(f"{row['name']:<44} {row['method']:<28} {row['method_s']*scale:9.2f} {unit}   "
+                  f"{row['peer']:<30} {row['peer_s']*scale:9.2f} {unit}   "
+                  f"ratio {row['ratio']:.3g}" + _target(row), flush=True)
     targeted = [r for r in rows if "target_ratio" in r]
     missed = [r["name"] for r in targeted if not r["ratio"] <= r["target_ratio"]]
     if targeted:

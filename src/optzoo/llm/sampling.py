@@ -96,11 +96,12 @@ class Rollout:
         return Rollout(**out)
 
     def logprobs_under(self, model, temperature: float = 1.0,
-                       batch_size: int | None = None) -> torch.Tensor:
+                       batch_size: int | None = None,
+                       chunk_size: int | None = None) -> torch.Tensor:
         """Per-token log-probs of these completions under ``model`` (:func:`token_logprobs`)."""
         return token_logprobs(model, self.prompt_ids, self.prompt_mask, self.completion_ids,
                               self.completion_mask, temperature=temperature,
-                              batch_size=batch_size)
+                              batch_size=batch_size, chunk_size=chunk_size)
 
 
 def _device_of(model) -> torch.device:
@@ -255,11 +256,23 @@ def rollout(model, tokenizer, prompts: Sequence[str], *, num_samples: int = 1,
 
 def token_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
                    completion_ids: torch.Tensor, completion_mask: torch.Tensor | None = None,
-                   *, temperature: float = 1.0, batch_size: int | None = None) -> torch.Tensor:
+                   *, temperature: float = 1.0, batch_size: int | None = None,
+                   chunk_size: int | None = None) -> torch.Tensor:
     """Per-token log-probs ``log softmax(logits / temperature)[token]`` of completions.
 
     Differentiable (call under ``torch.no_grad()`` for a reference model).  Only the completion
     positions go through the output head.
+
+    With ``chunk_size`` the full-vocabulary logits are never held for the whole batch: the
+    decoder's hidden states of the unmasked completion positions go through the output head
+    ``chunk_size`` tokens at a time, each chunk's fp32 ``log_softmax`` + gather computed and
+    dropped; under autograd each chunk is recomputed in the backward pass
+    (``torch.utils.checkpoint``), so the logits held at any moment are one chunk's,
+    ``chunk_size x vocab`` floats, instead of ``N x C x vocab`` (the idea of Liger's and
+    Unsloth's chunked cross-entropy).  The values equal the unchunked ones up to float
+    rounding of the head's matmul.  The model must expose ``get_decoder()`` and
+    ``get_output_embeddings()`` (every Hugging Face causal LM does, PEFT-wrapped ones too);
+    Gemma-style ``final_logit_softcapping`` is applied, other logit post-processing is not.
 
     Args:
         model: a Hugging Face causal LM.
@@ -268,6 +281,8 @@ def token_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
         completion_mask: ``N x C`` (None: all ones); masked positions get log-prob 0.
         temperature: as in :func:`rollout`.
         batch_size: rows per forward (None: all at once), to bound memory.
+        chunk_size: completion tokens per output-head chunk (None: the whole batch's logits
+            at once, the original path).
 
     Returns:
         ``N x C`` float32 on the model's device.
@@ -286,6 +301,8 @@ def token_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
     check_real("temperature", temperature, low=0, low_open=True)
     if batch_size is not None:
         check_int("batch_size", batch_size, low=1)
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, low=1)
     device = _device_of(model)
     n, c = completion_ids.shape
     step = n if batch_size is None else int(batch_size)
@@ -293,6 +310,9 @@ def token_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
     for s in range(0, n, step):
         ids = torch.cat([prompt_ids[s:s + step], completion_ids[s:s + step]], 1).to(device)
         mask = torch.cat([prompt_mask[s:s + step], completion_mask[s:s + step]], 1).to(device)
+        if chunk_size is not None:
+            out.append(_chunked_logprobs(model, ids, mask, c, temperature, int(chunk_size)))
+            continue
         # the last C + 1 positions predict the C completion tokens (the final one predicts none)
         logits = model(input_ids=ids, attention_mask=mask, position_ids=_positions(mask),
                        logits_to_keep=c + 1).logits[:, :-1].float() / temperature
@@ -300,6 +320,43 @@ def token_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
         lp = logits.gather(-1, tok[..., None]).squeeze(-1) - torch.logsumexp(logits, -1)
         out.append(lp * mask[:, -c:])
     return torch.cat(out, 0)
+
+
+def _head_logprobs(head, softcap, temperature, hidden: torch.Tensor,
+                   tok: torch.Tensor) -> torch.Tensor:
+    """log softmax(head(hidden) / T)[tok] for ``T x H`` hidden states (one chunk)."""
+    logits = head(hidden).float()
+    if softcap:
+        logits = torch.tanh(logits / softcap) * softcap
+    logits = logits / temperature
+    return logits.gather(-1, tok[:, None]).squeeze(-1) - torch.logsumexp(logits, -1)
+
+
+def _chunked_logprobs(model, ids: torch.Tensor, mask: torch.Tensor, c: int,
+                      temperature: float, chunk_size: int) -> torch.Tensor:
+    """:func:`token_logprobs` of one row block through the head ``chunk_size`` tokens at a
+    time (only unmasked completion positions; see its docstring)."""
+    from torch.utils.checkpoint import checkpoint
+
+    decoder, head = model.get_decoder(), model.get_output_embeddings()
+    if head is None:
+        raise ValueError("model: chunk_size needs get_output_embeddings() (the LM head)")
+    softcap = getattr(getattr(model, "config", None), "final_logit_softcapping", None)
+    hidden = decoder(input_ids=ids, attention_mask=mask,
+                     position_ids=_positions(mask)).last_hidden_state[:, -c - 1:-1]
+    keep = mask[:, -c:].bool()
+    h, tok = hidden[keep], ids[:, -c:][keep]  # T x H, T: the unmasked completion tokens
+    grad = torch.is_grad_enabled() and h.requires_grad
+    parts = []
+    for s in range(0, h.shape[0], chunk_size):
+        args = (head, softcap, temperature, h[s:s + chunk_size], tok[s:s + chunk_size])
+        # under autograd, recompute the chunk's logits in backward instead of keeping them
+        parts.append(checkpoint(_head_logprobs, *args, use_reentrant=False) if grad
+                     else _head_logprobs(*args))
+    lp = torch.zeros(keep.shape, dtype=torch.float32, device=ids.device)
+    if parts:
+        lp = lp.masked_scatter(keep, torch.cat(parts))
+    return lp
 
 
 @torch.no_grad()

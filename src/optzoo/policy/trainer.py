@@ -28,11 +28,24 @@ whose samples all got the same reward; SPO: samples with a zero raw advantage), 
 ``syncs`` (sampler weight copies so far), ``wall_s`` (training wall time so far, evaluation
 excluded) and, every ``eval_every`` steps, ``test_accuracy`` (held-out greedy accuracy).
 
+Scale (issue 27): ``TrainerConfig.per_device_train_batch_size`` splits a step's batch into
+micro-batches whose gradients accumulate into one optimizer step equal to the full-batch step
+(:meth:`PolicyTrainer.policy_step`); ``logprob_chunk_size`` computes per-token log-probs
+without the batch's full-vocabulary logits (:func:`optzoo.llm.sampling.token_logprobs`);
+``bf16`` runs every forward under bf16 autocast, and ``rescore_logprobs`` (on by default off
+CPU and in bf16) replaces the log-probs recorded while decoding by a no-grad full forward,
+so that a ratio π/π_old is 1 at the first inner step whatever the kernels; ``peft_config``
+(or a ``peft`` model) trains a LoRA adapter, with the reference model being the base with the
+adapter disabled and snapshots (lagged samplers, refreshed references) copies of the adapter
+weights only; ``optimizer=`` and ``lr_scheduler=`` replace AdamW and the constant rate.
+
 Checkpoints (:meth:`PolicyTrainer.save`, :meth:`PolicyTrainer.load`, or ``fit(checkpoint=...)``)
-hold the model, the optimizer, the algorithm's state (snapshots, trackers), the reference model,
-the RNG states (the sampling ``torch.Generator`` and the prompt ``numpy`` generator) and the
-history; they are written atomically, and a resumed run continues exactly as an uninterrupted
-one would on the same device and thread count.
+hold the trainable state (the whole model, or only the adapter with LoRA), the optimizer and
+learning-rate scheduler, the algorithm's state (snapshots, trackers), a reference model only
+when it is a separate copy (never with LoRA before a refresh), the RNG states (the sampling
+``torch.Generator`` and the prompt ``numpy`` generator) and the history; they are written
+atomically, and a resumed run continues exactly as an uninterrupted one would on the same
+device and thread count.
 
 Example::
 
@@ -49,6 +62,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import inspect
@@ -57,7 +71,7 @@ import os
 import time
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,6 +132,20 @@ class TrainerConfig:
         eval_size: held-out prompts evaluated (the first ``eval_size`` of ``test``).
         checkpoint_every: steps between checkpoints when ``fit`` gets a path.
         seed: seed of the sampling generator and of the prompt draws.
+        per_device_train_batch_size: completions per forward/backward (TRL's name): a batch of
+            N completions is processed in ceil(N / this) micro-batches whose gradients are
+            accumulated into one optimizer step equal to the full-batch step (TRL's
+            ``gradient_accumulation_steps`` is implied; see :meth:`PolicyTrainer.policy_step`).
+            None: the whole batch in one forward.
+        logprob_chunk_size: completion tokens per output-head chunk when computing per-token
+            log-probs (full-vocabulary logits never exist for the whole batch); None: unchunked.
+        bf16: run every forward (sampling, policy, reference, evaluation) under bf16 autocast
+            on the model's device (CUDA; CPU autocast too when set there); the optimizer step
+            and the losses stay fp32.  Default off: the fp32 path, unchanged.
+        rescore_logprobs: take the sampler's log-probs (GRPO's π_old with ``inner_steps`` > 1,
+            off-policy GRPO's α, GN-IVO's π_old) from a no-grad full forward instead of those
+            recorded while decoding; None: on in bf16 or off CPU (the two agree to ~1e-7 in fp32
+            on CPU only).  An algorithm's own ``rescore_*`` option, when set, wins.
     """
 
     steps: int = 100
@@ -130,6 +158,10 @@ class TrainerConfig:
     eval_size: int = 300
     checkpoint_every: int = 10
     seed: int = 0
+    per_device_train_batch_size: int | None = None
+    logprob_chunk_size: int | None = None
+    bf16: bool = False
+    rescore_logprobs: bool | None = None
 
     def __post_init__(self):
         _positive_int("steps", self.steps, 0)
@@ -144,6 +176,13 @@ class TrainerConfig:
         _positive_int("eval_size", self.eval_size)
         _positive_int("checkpoint_every", self.checkpoint_every)
         _positive_int("seed", self.seed, 0)
+        for name in ("per_device_train_batch_size", "logprob_chunk_size"):
+            if getattr(self, name) is not None:
+                _positive_int(name, getattr(self, name))
+        for name in ("bf16", "rescore_logprobs"):
+            v = getattr(self, name)
+            if not isinstance(v, bool) and not (v is None and name == "rescore_logprobs"):
+                raise ValueError(f"{name}: expected a bool, got {v!r}")
 
 
 @dataclass
@@ -153,14 +192,14 @@ class Batch:
     Attributes:
         rollout: the sampled completions (rows grouped by prompt).
         rewards: ``(N,)`` float32 rewards on the model's device.
-        correct: ``(N,)`` bool, the task's exact-match verdict.
+        correct: ``(N,)`` bool, the task's exact-match verdict (None without a task).
         index: ``(N,)`` long, index into the trainer's training problems of each row's prompt.
         num_samples: completions per prompt (the group size).
     """
 
     rollout: Rollout
     rewards: Tensor
-    correct: Tensor
+    correct: Tensor | None
     index: Tensor
     num_samples: int
 
@@ -262,15 +301,15 @@ class GRPO(Algorithm):
         adv = grpo_advantages(batch.rewards, self.group_size, scale=self.scale_rewards)
         ref = trainer.reference_logprobs(r) if self.beta else None
         # TRL: old log-probs are only needed when a batch is reused (num_iterations > 1)
-        old = r.logprobs if self.inner_steps > 1 else None
+        old = None
+        if self.inner_steps > 1:
+            old = trainer.sampler_logprobs(trainer.model, r) if trainer.rescore else r.logprobs
         metrics = {}
         for _ in range(self.inner_steps):
-            logp = trainer.policy_logprobs(r)
-            loss, m = grpo_loss(logp, old, adv, r.completion_mask, ref_logp=ref, beta=self.beta,
-                                epsilon_low=self.epsilon, epsilon_high=self.epsilon_high,
-                                loss_type=self.loss_type,
-                                max_completion_length=trainer.max_new_tokens)
-            trainer.optimizer_step(loss)
+            loss, m = trainer.policy_step(r, lambda logp: grpo_loss(
+                logp, old, adv, r.completion_mask, ref_logp=ref, beta=self.beta,
+                epsilon_low=self.epsilon, epsilon_high=self.epsilon_high,
+                loss_type=self.loss_type, max_completion_length=trainer.max_new_tokens))
             metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
         metrics["degenerate_frac"] = degenerate_group_fraction(batch.rewards,
                                                                self.group_size).item()
@@ -311,7 +350,8 @@ class OffPolicyGRPO(Algorithm):
         rescore_sampler: α's log-probs from a no-grad full forward of the sampler's weights
             instead of the log-probs recorded while decoding (KV-cache path): the two agree to
             ~1e-7 in fp32 on CPU but not in bf16 / fused GPU kernels, where the difference would
-            read as off-policyness.  ``None`` (default): on off CPU, off on CPU.
+            read as off-policyness.  ``None`` (default): the trainer's
+            ``TrainerConfig.rescore_logprobs`` (on off CPU or in bf16).
     """
 
     group_size: int = 8
@@ -364,29 +404,25 @@ class OffPolicyGRPO(Algorithm):
         adv = whitened_advantages(batch.rewards, self.group_size, eps=self.variance_eps)
         gmask = zero_variance_mask(batch.rewards, self.group_size)
         rescore = (self.rescore_sampler if self.rescore_sampler is not None
-                   else trainer.device.type != "cpu")
+                   else trainer.rescore)
         sampler_logp = r.logprobs
         if rescore:
-            with torch.no_grad():
-                alpha = self._sampler if self.sync_period > 1 else trainer.model
-                sampler_logp = r.logprobs_under(alpha, temperature=trainer.config.temperature)
+            alpha = self._sampler if self.sync_period > 1 else trainer.model
+            sampler_logp = trainer.sampler_logprobs(alpha, r)
         if self.sync_period == 1:
             anchor = sampler_logp
         else:
-            with torch.no_grad():
-                anchor = trainer.policy_logprobs(r)
+            anchor = trainer.sampler_logprobs(trainer.model, r)
         ref = trainer.reference_logprobs(r) if self.beta else None
         metrics = {}
         for _ in range(self.inner_steps):
-            logp = trainer.policy_logprobs(r)
-            loss, m = offpolicy_grpo_loss(
+            loss, m = trainer.policy_step(r, lambda logp: offpolicy_grpo_loss(
                 logp, sampler_logp, anchor, adv, r.completion_mask,
                 group_mask=gmask if self.mask_zero_variance else None, ref_logp=ref,
                 beta=self.beta, epsilon=self.epsilon, loss_type=self.loss_type,
                 importance_sampling_level=self.importance_sampling_level,
                 max_completion_length=trainer.max_new_tokens,
-                renormalize_mask=self.renormalize_mask)
-            trainer.optimizer_step(loss)
+                renormalize_mask=self.renormalize_mask))
             metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
         # the lag: how far π_k already is from the sampler (the loss's own max_abs_log_ratio is
         # |log π/α| at the last inner step)
@@ -522,8 +558,11 @@ class SPO(Algorithm):
         correct = []
         for s in range(0, len(prompts), 256):
             r = trainer.sample(trainer.model, prompts[s:s + 256], self.n0)
-            correct += trainer.task.correct(r.prompts, r.completions)
+            correct += trainer.successes(r, trainer.train[s:s + 256], self.n0)
         trainer.setup_samples += len(correct)
+        if not all(0.0 <= c <= 1.0 for c in correct):
+            raise ValueError("reward: SPO's Beta tracker needs rewards in [0, 1] (successes), "
+                             f"got values in [{min(correct)}, {max(correct)}]")
         wins = np.asarray(correct, dtype=float).reshape(len(prompts), self.n0).sum(1)
         for k, w in zip(keys, wins, strict=True):
             self.tracker.initialize(k, float(w), self.n0)
@@ -569,18 +608,16 @@ class SPO(Algorithm):
         ref = trainer.reference_logprobs(r) if self.beta else None
         old = None
         if self.mini_batches > 1:
-            with torch.no_grad():
-                old = trainer.policy_logprobs(r)
+            old = trainer.sampler_logprobs(trainer.model, r)
         losses, metrics = [], {}
         for rows in torch.arange(len(keys)).tensor_split(self.mini_batches):
             sub = r.rows(rows)
-            loss, m = grpo_loss(trainer.policy_logprobs(sub), None if old is None else old[rows],
-                                adv[rows.to(adv.device)], sub.completion_mask,
-                                ref_logp=None if ref is None else ref[rows], beta=self.beta,
-                                epsilon_low=self.epsilon, epsilon_high=self.epsilon_high,
-                                loss_type=self.loss_type, delta=self.delta,
-                                max_completion_length=trainer.max_new_tokens)
-            trainer.optimizer_step(loss)
+            loss, m = trainer.policy_step(sub, lambda logp, rows=rows, sub=sub: grpo_loss(
+                logp, None if old is None else old[rows], adv[rows.to(adv.device)],
+                sub.completion_mask, ref_logp=None if ref is None else ref[rows],
+                beta=self.beta, epsilon_low=self.epsilon, epsilon_high=self.epsilon_high,
+                loss_type=self.loss_type, delta=self.delta,
+                max_completion_length=trainer.max_new_tokens))
             losses.append(loss.item())
             for k, v in m.items():
                 metrics.setdefault(k, []).append(v.item())
@@ -589,8 +626,7 @@ class SPO(Algorithm):
         rho = self.tracker.rho(self._divergence(trainer, uniq))
         rho_of = dict(zip(uniq, rho.tolist(), strict=True))
         self.tracker.update(keys, batch.rewards.cpu(), torch.tensor([rho_of[k] for k in keys]))
-        with torch.no_grad():
-            after = trainer.policy_logprobs(r).cpu()
+        after = trainer.sampler_logprobs(trainer.model, r).cpu()
         mask = r.completion_mask.cpu().bool()
         for row, k in enumerate(keys):
             self.tracker.store_response(k, (r.completion_ids[row].cpu()[mask[row]].clone(),
@@ -636,7 +672,8 @@ class GNIVO(Algorithm):
             :func:`~optzoo.policy.gn_ivo_loss`).
         rescore_old: π_old's log-probs from a no-grad full forward of the policy before the
             first inner step instead of the ones recorded while decoding (equal to ~1e-7 in fp32
-            on CPU, not in bf16 / fused kernels); ``None`` (default): on off CPU.
+            on CPU, not in bf16 / fused kernels); ``None`` (default): the trainer's
+            ``TrainerConfig.rescore_logprobs`` (on off CPU or in bf16).
     """
 
     group_size: int = 4
@@ -694,18 +731,14 @@ class GNIVO(Algorithm):
                                          generator=trainer.prompt_generator)
         ref = trainer.reference_logprobs(r) if self.beta else None
         old = r.logprobs
-        if (self.rescore_old if self.rescore_old is not None
-                else trainer.device.type != "cpu"):
-            with torch.no_grad():
-                old = trainer.policy_logprobs(r)
+        if self.rescore_old if self.rescore_old is not None else trainer.rescore:
+            old = trainer.sampler_logprobs(trainer.model, r)
         metrics = {}
         for _ in range(self.inner_steps):
-            logp = trainer.policy_logprobs(r)
-            loss, m = gn_ivo_loss(logp, old, batch.rewards, r.completion_mask,
-                                  self.group_size, alpha=self.alpha, step_ids=sids,
-                                  prefix_steps=prefix, normalize_weights=self.normalize_weights,
-                                  ref_logp=ref, beta=self.beta, kl_reduction=self.kl_reduction)
-            trainer.optimizer_step(loss)
+            loss, m = trainer.policy_step(r, lambda logp: gn_ivo_loss(
+                logp, old, batch.rewards, r.completion_mask, self.group_size, alpha=self.alpha,
+                step_ids=sids, prefix_steps=prefix, normalize_weights=self.normalize_weights,
+                ref_logp=ref, beta=self.beta, kl_reduction=self.kl_reduction))
             metrics = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
         metrics["degenerate_frac"] = degenerate_group_fraction(batch.rewards,
                                                                self.group_size).item()
@@ -745,10 +778,9 @@ class Reinforce(Algorithm):
         r = batch.rollout
         adv = reinforce_advantages(batch.rewards, self.baseline, self.group_size)
         ref = trainer.reference_logprobs(r) if self.beta else None
-        loss, m = reinforce_loss(trainer.policy_logprobs(r), adv, r.completion_mask,
-                                 loss_type=self.loss_type, ref_logp=ref, beta=self.beta,
-                                 max_completion_length=trainer.max_new_tokens)
-        trainer.optimizer_step(loss)
+        loss, m = trainer.policy_step(r, lambda logp: reinforce_loss(
+            logp, adv, r.completion_mask, loss_type=self.loss_type, ref_logp=ref,
+            beta=self.beta, max_completion_length=trainer.max_new_tokens))
         out = {"loss": loss.item(), **{k: v.item() for k, v in m.items()}}
         if self.group_size > 1:
             out["degenerate_frac"] = degenerate_group_fraction(batch.rewards,
@@ -814,6 +846,108 @@ class _RewardCall:
         return self.fn(prompts, completions, **kwargs)
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """A training or held-out row without a task: the prompt and nothing to grade it with
+    (``PolicyTrainer(task=None, ...)`` given prompt strings)."""
+
+    prompt: str
+
+
+def _as_rows(name: str, rows, task) -> list:
+    """``rows`` as objects with a ``prompt`` attribute: :class:`Problem`s (or any dataclass with
+    a ``prompt`` field) kept, strings wrapped in :class:`Prompt`, mappings with a ``"prompt"``
+    key turned into a dataclass of their columns (the dataset columns of TRL's reward kwargs)."""
+    if rows is None or isinstance(rows, str | Mapping):
+        raise ValueError(f"{name}: expected a sequence of Problem, prompt strings or dicts with "
+                         f"a 'prompt' key, got {rows!r}")
+    rows = list(rows)
+    out = []
+    kinds = {}
+    for row in rows:
+        if isinstance(row, str):
+            row = Prompt(row)
+        elif isinstance(row, Mapping):
+            if not isinstance(row.get("prompt"), str):
+                raise ValueError(f"{name}: a dict row needs a string 'prompt', got {row!r}")
+            keys = tuple(row)
+            if keys not in kinds:
+                kinds[keys] = dataclasses.make_dataclass(
+                    "Row", [(k, Any) for k in keys], frozen=True)
+            row = kinds[keys](**row)
+        elif not (dataclasses.is_dataclass(row) and isinstance(getattr(row, "prompt", None),
+                                                                 str)):
+            raise ValueError(f"{name}: expected Problem, a prompt string or a dict with a "
+                             f"'prompt' key, got {row!r}")
+        if task is not None and not isinstance(row, Problem):
+            raise ValueError(f"{name}: with a task, expected Problem rows, got {row!r}")
+        out.append(row)
+    return out
+
+
+def _is_peft(model) -> bool:
+    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
+
+
+class _AdapterSnapshot:
+    """A frozen copy of a PEFT model's trainable (adapter) weights, evaluated on the live model.
+
+    No second copy of the base model: :meth:`active` swaps the copied adapter tensors into the
+    model for the duration of a rollout or a scoring forward and puts the policy's back.
+    ``state_dict`` / ``load_state_dict`` hold and accept the adapter tensors only (a full state
+    dict of the policy is accepted too: its adapter entries are taken).  The swap is in place,
+    so no autograd graph through the policy may be alive across it: the algorithms compute a
+    snapshot's log-probs (no-grad) before the policy's differentiable forward.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self._live = {n: p for n, p in model.named_parameters() if p.requires_grad}
+        self.tensors = {n: p.detach().clone() for n, p in self._live.items()}
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def training(self) -> bool:
+        return False
+
+    def eval(self):
+        return self
+
+    def train(self, mode: bool = True):
+        return self
+
+    def parameters(self) -> Iterator[Tensor]:
+        return iter(self.tensors.values())
+
+    def state_dict(self) -> dict[str, Tensor]:
+        return dict(self.tensors)
+
+    def load_state_dict(self, state: Mapping[str, Tensor]) -> None:
+        missing = [n for n in self.tensors if n not in state]
+        if missing:
+            raise ValueError(f"snapshot: state lacks adapter weights {missing[:3]}...")
+        with torch.no_grad():
+            for n, t in self.tensors.items():
+                t.copy_(state[n])
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[Any]:
+        """The live model carrying this snapshot's adapter weights (restored on exit)."""
+        with torch.no_grad():
+            policy = {n: p.detach().clone() for n, p in self._live.items()}
+            for n, p in self._live.items():
+                p.copy_(self.tensors[n])
+        try:
+            yield self.model
+        finally:
+            with torch.no_grad():
+                for n, p in self._live.items():
+                    p.copy_(policy[n])
+
+
 class PolicyTrainer:
     """Rollout → reward → advantage → update, for any :class:`Algorithm` (module docstring).
 
@@ -826,6 +960,12 @@ class PolicyTrainer:
     ``log_extra(column, values)`` (kept in :attr:`completion_extras`).  A list of functions is
     summed (TRL's default weights); ``None`` entries are skipped as in TRL (``nansum``).
 
+    Without a task (``task=None``), ``reward`` is required and ``train`` / ``test`` may be
+    prompt strings or dicts with a ``"prompt"`` key (their other keys are the dataset columns
+    the reward functions receive); the history then has no ``accuracy``, evaluation logs
+    ``test_reward`` (mean reward of greedy completions) instead of ``test_accuracy``, and
+    ``config.max_new_tokens`` must be set (there are no demonstrations to size it from).
+
     Example::
 
         def exact(prompts, completions, answer, **kwargs):        # a TRL reward function
@@ -836,28 +976,49 @@ class PolicyTrainer:
         trainer.fit()
 
     Args:
-        model: a Hugging Face causal LM (trained in place), on the device to train on.
+        model: a Hugging Face causal LM (trained in place), on the device to train on; a
+            ``peft`` model trains its adapter only.
         tokenizer: its tokenizer (EOS and PAD ids; :func:`optzoo.llm.models.prepare_tokenizer`).
-        task: the :class:`~optzoo.llm.tasks.Task` whose ``reward`` scores completions.
+        task: the :class:`~optzoo.llm.tasks.Task` whose ``reward`` scores completions, or None
+            (then ``reward`` is required).
         train: training problems (prompts are drawn from these).
-        test: held-out problems (greedy accuracy on the first ``config.eval_size``).
+        test: held-out problems (greedy accuracy on the first ``config.eval_size``); may be
+            empty without a task (no evaluation).
         algorithm: the method.
         config: :class:`TrainerConfig`.
         reward: optional reward function, or list of them, replacing ``task.reward``: the plain
             ``reward(prompts, completions) -> list[float]`` or TRL's keyword convention (above).
         log: called with a progress line at every evaluation.
+        optimizer: a ``torch.optim.Optimizer`` over the model's trainable parameters, or a
+            callable ``params -> Optimizer`` (default: AdamW with ``config.lr`` and
+            ``config.weight_decay``).
+        lr_scheduler: a ``torch.optim.lr_scheduler.LRScheduler`` of that optimizer, or a
+            callable ``optimizer -> LRScheduler``; stepped after every optimizer step (as in
+            Hugging Face's Trainer).  Default: none (constant rate).
+        peft_config: a ``peft`` config (e.g. ``LoraConfig``): the model is wrapped with
+            ``peft.get_peft_model`` and only the adapter trains; the reference model is the
+            base with the adapter disabled.
     """
 
-    def __init__(self, model, tokenizer, task: Task, train: Sequence[Problem],
-                 test: Sequence[Problem], algorithm: Algorithm,
+    def __init__(self, model, tokenizer, task: Task | None, train: Sequence,
+                 test: Sequence, algorithm: Algorithm,
                  config: TrainerConfig | None = None, *,
                  reward: Callable[..., list] | Sequence[Callable[..., list]] | None = None,
-                 log: Callable[[str], None] | None = None):
-        if not isinstance(task, Task):
-            raise ValueError(f"task: expected an optzoo.llm Task, got {task!r}")
-        for name, probs in (("train", train), ("test", test)):
-            if not probs or not all(isinstance(p, Problem) for p in probs):
-                raise ValueError(f"{name}: expected a non-empty sequence of Problem")
+                 log: Callable[[str], None] | None = None,
+                 optimizer: torch.optim.Optimizer | Callable | None = None,
+                 lr_scheduler: Any = None, peft_config: Any = None):
+        if task is None:
+            if reward is None:
+                raise ValueError("task: None needs a reward function (reward=...) to score "
+                                 "completions")
+        elif not isinstance(task, Task):
+            raise ValueError(f"task: expected an optzoo.llm Task or None, got {task!r}")
+        self.train = _as_rows("train", train, task)
+        if not self.train:
+            raise ValueError("train: expected a non-empty sequence of problems or prompts")
+        self.test = _as_rows("test", [] if test is None else test, task)
+        if task is not None and not self.test:
+            raise ValueError("test: expected a non-empty sequence of Problem")
         if not isinstance(algorithm, Algorithm):
             raise ValueError(f"algorithm: expected an optzoo.policy.trainer.Algorithm, got "
                              f"{algorithm!r}")
@@ -866,8 +1027,14 @@ class PolicyTrainer:
             raise ValueError(f"config: expected a TrainerConfig, got {type(config).__name__}")
         if tokenizer.eos_token_id is None or tokenizer.pad_token_id is None:
             raise ValueError("tokenizer: expected EOS and PAD tokens (see prepare_tokenizer)")
+        if peft_config is not None:
+            if _is_peft(model):
+                raise ValueError("peft_config: the model is already a peft model")
+            from peft import get_peft_model
+
+            model = get_peft_model(model, peft_config)
+        self.peft = _is_peft(model)
         self.model, self.tokenizer, self.task = model, tokenizer, task
-        self.train, self.test = list(train), list(test)
         self.algorithm, self.config, self.log = algorithm, config, log
         self.reward_fn = task.reward if reward is None else reward
         columns = sorted({f.name for p in self.train for f in dataclasses.fields(p)} - {"prompt"})
@@ -884,10 +1051,13 @@ class PolicyTrainer:
                             f"None, got {reward!r}")
         self.completion_extras: dict[str, list] = {}
         self.device = next(model.parameters()).device
+        if config.max_new_tokens is None and not all(hasattr(p, "answer") for p in self.train):
+            raise ValueError("max_new_tokens: required in the config when the training rows "
+                             "carry no 'answer' demonstration to size completions from")
         self.max_new_tokens = config.max_new_tokens or 2 + max(
             len(tokenizer(p.answer, add_special_tokens=False)["input_ids"]) for p in self.train)
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr,
-                                           weight_decay=config.weight_decay)
+        self.optimizer = self._optimizer(optimizer)
+        self.lr_scheduler = self._scheduler(lr_scheduler)
         self.generator = torch.Generator(device=self.device).manual_seed(config.seed)
         self.prompt_generator = torch.Generator().manual_seed(config.seed + 1)
         self.rng = np.random.default_rng(config.seed)
@@ -900,13 +1070,79 @@ class PolicyTrainer:
         self._setup_done = False
         self._final_step = config.steps  # evaluated even off the eval_every grid
 
+    def _trainable(self) -> list[Tensor]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    def _optimizer(self, optimizer) -> torch.optim.Optimizer:
+        params = self._trainable()
+        if not params:
+            raise ValueError("model: no trainable parameters (requires_grad)")
+        if optimizer is None:
+            return torch.optim.AdamW(params, lr=self.config.lr,
+                                     weight_decay=self.config.weight_decay)
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            if not callable(optimizer):
+                raise ValueError(f"optimizer: expected a torch.optim.Optimizer or a callable "
+                                 f"params -> Optimizer, got {optimizer!r}")
+            optimizer = optimizer(params)
+            if not isinstance(optimizer, torch.optim.Optimizer):
+                raise ValueError(f"optimizer: the factory returned {optimizer!r}, not a "
+                                 "torch.optim.Optimizer")
+        held = {id(p) for g in optimizer.param_groups for p in g["params"]}
+        if held != {id(p) for p in params}:
+            raise ValueError("optimizer: its parameters must be exactly the model's trainable "
+                             f"parameters ({len(params)} tensors; it holds {len(held)})")
+        return optimizer
+
+    def _scheduler(self, scheduler):
+        if scheduler is None:
+            return None
+        base = torch.optim.lr_scheduler.LRScheduler
+        if not isinstance(scheduler, base):
+            if not callable(scheduler):
+                raise ValueError(f"lr_scheduler: expected an LRScheduler or a callable "
+                                 f"optimizer -> LRScheduler, got {scheduler!r}")
+            scheduler = scheduler(self.optimizer)
+        if not isinstance(scheduler, base) or scheduler.optimizer is not self.optimizer:
+            raise ValueError("lr_scheduler: expected an LRScheduler of the trainer's optimizer")
+        if isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+            raise ValueError("lr_scheduler: ReduceLROnPlateau needs a metric at each step; "
+                             "expected a schedule stepped once per optimizer step")
+        return scheduler
+
     # -- helpers the algorithms call ----------------------------------------------------------
 
+    @property
+    def rescore(self) -> bool:
+        """Whether sampler log-probs are re-scored by a full forward (``rescore_logprobs``)."""
+        if self.config.rescore_logprobs is not None:
+            return self.config.rescore_logprobs
+        return self.config.bf16 or self.device.type != "cpu"
+
+    def autocast(self):
+        """bf16 autocast on the model's device when ``config.bf16`` (else a no-op)."""
+        if not self.config.bf16:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
+
+    @contextlib.contextmanager
+    def _weights(self, model) -> Iterator[Any]:
+        """The module to run for ``model`` (an adapter snapshot runs on the live model)."""
+        if isinstance(model, _AdapterSnapshot):
+            with model.active() as live:
+                yield live
+        else:
+            yield model
+
     def snapshot(self):
-        """A frozen copy of the current policy (eval mode, no gradients)."""
+        """A frozen copy of the current policy (eval mode, no gradients); with LoRA a copy of
+        the adapter weights only (:class:`_AdapterSnapshot`)."""
+        if self.peft:
+            return _AdapterSnapshot(self.model)
         copy_ = copy.deepcopy(self.model)
         copy_.eval()
         for p in copy_.parameters():
+            p.grad = None  # deepcopy copies gradients too
             p.requires_grad_(False)
         return copy_
 
@@ -919,26 +1155,48 @@ class PolicyTrainer:
 
     def sample(self, model, prompts: Sequence[str], num_samples: int) -> Rollout:
         """Completions of ``prompts`` from ``model`` with the trainer's generator."""
-        was = model.training
-        model.eval()
-        try:
-            return rollout(model, self.tokenizer, list(prompts), num_samples=num_samples,
-                           max_new_tokens=self.max_new_tokens,
-                           temperature=self.config.temperature, generator=self.generator)
-        finally:
-            model.train(was)
+        with self._weights(model) as live, self.autocast():
+            was = live.training
+            live.eval()
+            try:
+                return rollout(live, self.tokenizer, list(prompts), num_samples=num_samples,
+                               max_new_tokens=self.max_new_tokens,
+                               temperature=self.config.temperature, generator=self.generator)
+            finally:
+                live.train(was)
+
+    def logprobs(self, model, r: Rollout) -> Tensor:
+        """Per-token log-probs of ``r``'s completions under ``model`` (differentiable unless
+        called under ``no_grad``), with the trainer's temperature, chunking and autocast."""
+        with self._weights(model) as live, self.autocast():
+            return r.logprobs_under(live, temperature=self.config.temperature,
+                                    chunk_size=self.config.logprob_chunk_size)
+
+    @torch.no_grad()
+    def sampler_logprobs(self, model, r: Rollout) -> Tensor:
+        """No-grad full-forward log-probs of ``r`` under ``model`` (re-scored sampler / old
+        log-probs), in micro-batches of ``per_device_train_batch_size`` rows."""
+        mb = self.config.per_device_train_batch_size
+        n = len(r.prompts)
+        if mb is None or mb >= n:
+            return self.logprobs(model, r)
+        return torch.cat([self.logprobs(model, r.rows(s)) for s in torch.arange(n).split(mb)])
 
     def policy_logprobs(self, r: Rollout) -> Tensor:
         """Per-token log-probs of ``r``'s completions under the policy (differentiable)."""
-        return r.logprobs_under(self.model, temperature=self.config.temperature)
+        return self.logprobs(self.model, r)
 
     @torch.no_grad()
     def reference_logprobs(self, r: Rollout) -> Tensor:
-        """Per-token log-probs under the reference model (the initial policy unless refreshed)."""
-        if self.reference is None:
-            raise RuntimeError(f"{self.algorithm.name}: no reference model is kept because "
-                               "algorithm.needs_reference is False")
-        return r.logprobs_under(self.reference, temperature=self.config.temperature)
+        """Per-token log-probs under the reference model (the initial policy unless refreshed;
+        with LoRA and no refresh, the base model with the adapter disabled)."""
+        if self.reference is not None:
+            return self.sampler_logprobs(self.reference, r)
+        if self.peft and self.algorithm.needs_reference:
+            with self.model.disable_adapter():
+                return self.sampler_logprobs(self.model, r)
+        raise RuntimeError(f"{self.algorithm.name}: no reference model is kept because "
+                           "algorithm.needs_reference is False")
 
     def score(self, prompts: Sequence[str], completion_ids: Tensor,
               completion_mask: Tensor) -> Tensor:
@@ -949,45 +1207,118 @@ class PolicyTrainer:
             enc = self.tokenizer(list(prompts), return_tensors="pt", padding=True)
         finally:
             self.tokenizer.padding_side = side
-        return token_logprobs(self.model, enc["input_ids"].to(self.device),
-                              enc["attention_mask"].to(self.device),
-                              completion_ids.to(self.device), completion_mask.to(self.device),
-                              temperature=self.config.temperature)
+        with self.autocast():
+            return token_logprobs(self.model, enc["input_ids"].to(self.device),
+                                  enc["attention_mask"].to(self.device),
+                                  completion_ids.to(self.device),
+                                  completion_mask.to(self.device),
+                                  temperature=self.config.temperature,
+                                  batch_size=self.config.per_device_train_batch_size,
+                                  chunk_size=self.config.logprob_chunk_size)
 
-    def optimizer_step(self, loss: Tensor) -> None:
-        """Backward, clip, step, zero the gradients; a non-finite loss raises instead."""
+    def _check_loss(self, loss: Tensor) -> None:
         if not torch.isfinite(loss):
             raise FloatingPointError(f"{self.algorithm.name}: non-finite loss {loss.item()} at "
                                      f"step {self.step}")
+
+    def _clip_and_step(self) -> None:
+        if self.config.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self._trainable(), self.config.grad_clip)
+        self.optimizer.step()
+        if self.lr_scheduler is not None:
+            self.lr_scheduler.step()
+
+    def optimizer_step(self, loss: Tensor) -> None:
+        """Backward, clip, step, zero the gradients; a non-finite loss raises instead."""
+        self._check_loss(loss)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        if self.config.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
-        self.optimizer.step()
+        self._clip_and_step()
+
+    def policy_step(self, r: Rollout,
+                    loss_fn: Callable[[Tensor], tuple[Tensor, dict[str, Tensor]]],
+                    ) -> tuple[Tensor, dict[str, Tensor]]:
+        """One optimizer step on ``loss_fn(policy log-probs of r)``; returns its output.
+
+        Without micro-batching (``per_device_train_batch_size`` None or ≥ the batch) this is
+        ``optimizer_step(loss_fn(policy_logprobs(r))[0])``.  With it, the step equals the
+        full-batch step for any loss of the log-probs (token-mean, sequence-mean, group-coupled
+        ones such as GN-IVO's softmax over a group): (1) the ``N x C`` log-probs are computed
+        under ``no_grad`` micro-batch by micro-batch; (2) the loss is evaluated on them as one
+        leaf tensor and back-propagated to its ``N x C`` gradient g = ∂L/∂log π; (3) each
+        micro-batch is forwarded again with autograd and back-propagated with its rows of g, so
+        the accumulated parameter gradient is Σ_b J_bᵀ g_b = ∇L exactly (up to summation
+        order).  The price is one extra no-grad forward per micro-batch; the gain, that the
+        loss's normalisers (token counts, group statistics) are the full batch's, where
+        TRL's gradient accumulation normalises by each micro-batch's own token count for
+        ``"bnpo"``.  The model must be deterministic in train mode (no dropout), as the small
+        models here are.
+        """
+        mb = self.config.per_device_train_batch_size
+        n = len(r.prompts)
+        if mb is None or mb >= n:
+            loss, m = loss_fn(self.policy_logprobs(r))
+            self.optimizer_step(loss)
+            return loss, m
+        slices = torch.arange(n).split(mb)
+        leaf = self.sampler_logprobs(self.model, r).detach().requires_grad_(True)
+        loss, m = loss_fn(leaf)
+        self._check_loss(loss)
+        self.optimizer.zero_grad(set_to_none=True)
+        (grad,) = torch.autograd.grad(loss, leaf)
+        for s in slices:
+            self.policy_logprobs(r.rows(s)).backward(grad[s.to(grad.device)])
+        self._clip_and_step()
+        return loss.detach(), {k: v.detach() for k, v in m.items()}
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def evaluate(self) -> float:
-        """Held-out greedy accuracy on the first ``eval_size`` test prompts."""
-        prompts = [p.prompt for p in self.test[:self.config.eval_size]]
+    def evaluate(self) -> float | None:
+        """Held-out greedy accuracy on the first ``eval_size`` test prompts (without a task:
+        their mean reward; None without test prompts)."""
+        rows = self.test[:self.config.eval_size]
+        if not rows:
+            return None
+        prompts = [p.prompt for p in rows]
         was = self.model.training
         self.model.eval()
         try:
-            return greedy_accuracy(self.model, self.tokenizer, self.task, prompts,
-                                   max_new_tokens=self.max_new_tokens)
+            with self.autocast():
+                if self.task is not None:
+                    return greedy_accuracy(self.model, self.tokenizer, self.task, prompts,
+                                           max_new_tokens=self.max_new_tokens)
+                total = 0.0
+                for s in range(0, len(rows), 256):
+                    r = rollout(self.model, self.tokenizer, prompts[s:s + 256], greedy=True,
+                                max_new_tokens=self.max_new_tokens)
+                    total += self._rewards(r, rows[s:s + 256], 1, {}).sum().item()
+                return total / len(rows)
         finally:
             self.model.train(was)
 
+    @property
+    def _eval_key(self) -> str:
+        return "test_accuracy" if self.task is not None else "test_reward"
+
     def _setup(self) -> None:
         if not self._setup_done:
-            if self.reference is None and self.algorithm.needs_reference:
+            # with LoRA the reference is the base with the adapter disabled: no copy
+            if self.reference is None and self.algorithm.needs_reference and not self.peft:
                 self.refresh_reference()
             self.algorithm.setup(self)
             self._setup_done = True
 
-    def _rewards(self, r: Rollout, index: Sequence[int], k: int,
+    def successes(self, r: Rollout, rows: Sequence, k: int) -> list[float]:
+        """Per completion: the task's exact-match verdict (1/0), or without a task the reward
+        (used where a method counts successes, e.g. SPO's tracker priors)."""
+        if self.task is not None:
+            return [float(c) for c in self.task.correct(r.prompts, r.completions)]
+        return self._rewards(r, rows, k, {}).cpu().tolist()
+
+    def _rewards(self, r: Rollout, rows: Sequence, k: int,
                  logged: dict[str, list[float]]) -> Tensor:
-        """``(N,)`` float32 rewards of the rollout's completions (class docstring)."""
+        """``(N,)`` float32 rewards of the rollout's completions (class docstring); ``rows``:
+        the problem of each prompt, ``k`` completions each."""
         if self._reward_calls is None:
             return torch.tensor(self.reward_fn(r.prompts, r.completions), dtype=torch.float32,
                                 device=self.device)
@@ -996,10 +1327,10 @@ class PolicyTrainer:
 
         def extras() -> dict[str, Any]:
             if not cache:
-                rows = [self.train[i] for i in index for _ in range(k)]
-                for f in dataclasses.fields(rows[0]):
-                    if f.name != "prompt":
-                        cache[f.name] = [getattr(p, f.name, None) for p in rows]
+                per = [p for p in rows for _ in range(k)]
+                for name in sorted({f.name for p in per for f in dataclasses.fields(p)}
+                                   - {"prompt"}):
+                    cache[name] = [getattr(p, name, None) for p in per]
                 mask = r.completion_mask.bool().cpu()
                 ids = r.completion_ids.cpu()
                 cache["completion_ids"] = [row[m].tolist() for row, m in zip(ids, mask,
@@ -1038,10 +1369,12 @@ class PolicyTrainer:
         step = self.step
         index, k = self.algorithm.select(self, step)
         sampler = self.algorithm.sampler(self, step)
-        r = self.sample(sampler, [self.train[i].prompt for i in index], k)
+        rows = [self.train[i] for i in index]
+        r = self.sample(sampler, [p.prompt for p in rows], k)
         logged: dict[str, list[float]] = {}
-        rewards = self._rewards(r, index, k, logged)
-        correct = torch.tensor(self.task.correct(r.prompts, r.completions), device=self.device)
+        rewards = self._rewards(r, rows, k, logged)
+        correct = (None if self.task is None else
+                   torch.tensor(self.task.correct(r.prompts, r.completions), device=self.device))
         batch = Batch(r, rewards, correct,
                       torch.tensor(index, device=self.device).repeat_interleave(k), k)
         self.model.train()
@@ -1051,17 +1384,19 @@ class PolicyTrainer:
         self.wall_s += dt
         self.samples += len(r.completions)
         self.step += 1
-        row = {"step": self.step, "reward": rewards.mean().item(),
-               "accuracy": correct.float().mean().item(), "tokens": tokens,
-               "tokens_per_s": tokens / dt, "samples": self.samples,
-               "syncs": self.algorithm.syncs(self.step), "wall_s": self.wall_s, **metrics,
-               **{name: float(np.mean(v)) for name, v in logged.items()}}
+        row = {"step": self.step, "reward": rewards.mean().item()}
+        if correct is not None:
+            row["accuracy"] = correct.float().mean().item()
+        row.update({"tokens": tokens, "tokens_per_s": tokens / dt, "samples": self.samples,
+                    "syncs": self.algorithm.syncs(self.step), "wall_s": self.wall_s, **metrics,
+                    **{name: float(np.mean(v)) for name, v in logged.items()}})
         ev = self.config.eval_every
-        if (ev and self.step % ev == 0) or self.step == self._final_step:
-            row["test_accuracy"] = self.evaluate()
+        if self.test and ((ev and self.step % ev == 0) or self.step == self._final_step):
+            key = self._eval_key
+            row[key] = self.evaluate()
             if self.log:
                 self.log(f"[{self.algorithm.name}] step {self.step}: reward "
-                         f"{row['reward']:.3f}, test accuracy {row['test_accuracy']:.3f}, "
+                         f"{row['reward']:.3f}, {key.replace('_', ' ')} {row[key]:.3f}, "
                          f"{row['tokens_per_s']:.0f} tok/s")
         self.history.append(row)
         return row
@@ -1084,8 +1419,10 @@ class PolicyTrainer:
             self.load(checkpoint)
         self._setup()
         if not self.history:
-            self.history.append({"step": 0, "test_accuracy": self.evaluate(), "samples": 0,
-                                 "syncs": 0, "wall_s": 0.0})
+            first = {"step": 0, "samples": 0, "syncs": 0, "wall_s": 0.0}
+            if self.test:
+                first[self._eval_key] = self.evaluate()
+            self.history.append(first)
         while self.step < steps:
             self.train_step()
             if checkpoint is not None and (self.step % self.config.checkpoint_every == 0
@@ -1098,8 +1435,10 @@ class PolicyTrainer:
     def state_dict(self) -> dict[str, Any]:
         """Everything a resumed run needs (``torch.save``-able)."""
         return {"version": CHECKPOINT_VERSION, "algorithm": self.algorithm.name,
-                "step": self.step, "model": self.model.state_dict(),
+                "step": self.step, "model": self.trainable_state_dict(),
                 "optimizer": self.optimizer.state_dict(),
+                "lr_scheduler": (None if self.lr_scheduler is None
+                                 else self.lr_scheduler.state_dict()),
                 "reference": None if self.reference is None else self.reference.state_dict(),
                 "algorithm_state": self.algorithm.state_dict(),
                 "generator": self.generator.get_state(),
@@ -1108,6 +1447,23 @@ class PolicyTrainer:
                 "wall_s": self.wall_s, "samples": self.samples,
                 "setup_samples": self.setup_samples, "setup_done": self._setup_done}
 
+    def trainable_state_dict(self) -> dict[str, Tensor]:
+        """The model's trainable state: its whole ``state_dict``, or with LoRA the adapter's
+        trainable tensors only (the frozen base is the user's model, not a training result)."""
+        if not self.peft:
+            return self.model.state_dict()
+        return {n: p.detach() for n, p in self.model.named_parameters() if p.requires_grad}
+
+    def _load_trainable(self, state: dict[str, Tensor]) -> None:
+        if not self.peft:
+            self.model.load_state_dict(state)
+            return
+        want = {n for n, p in self.model.named_parameters() if p.requires_grad}
+        if set(state) != want:
+            raise ValueError(f"checkpoint: adapter weights {sorted(set(state) ^ want)[:3]} "
+                             "differ from this model's trainable parameters")
+        self.model.load_state_dict(state, strict=False)
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("version") != CHECKPOINT_VERSION:
             raise ValueError(f"checkpoint: version {state.get('version')!r}, expected "
@@ -1115,8 +1471,14 @@ class PolicyTrainer:
         if state["algorithm"] != self.algorithm.name:
             raise ValueError(f"checkpoint: written by algorithm {state['algorithm']!r}, this "
                              f"trainer runs {self.algorithm.name!r}")
-        self.model.load_state_dict(state["model"])
+        self._load_trainable(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
+        if (state.get("lr_scheduler") is None) != (self.lr_scheduler is None):
+            raise ValueError(f"checkpoint: lr_scheduler state present = "
+                             f"{state.get('lr_scheduler') is not None}, but this trainer has "
+                             f"{'no' if self.lr_scheduler is None else 'a'} scheduler")
+        if self.lr_scheduler is not None:
+            self.lr_scheduler.load_state_dict(state["lr_scheduler"])
         if state["reference"] is not None:
             self.refresh_reference()
             self.reference.load_state_dict(state["reference"])
