@@ -120,7 +120,8 @@ PAPERS: tuple[Paper, ...] = (
        "XTF", "preference", "WEEodalWQg", "optzoo.preference.reproduce.xtf:REPRODUCTION"),
     _P("steporlm",
        "StepORLM: A Self-Evolving Framework with Generative Process Supervision for Operations "
-       "Research Language Models", "StepORLM", "preference"),
+       "Research Language Models", "StepORLM", "preference", "ZrgxU8WMmG",
+       "optzoo.preference.reproduce.steporlm:REPRODUCTION"),
     _P("gto",
        "Bridging Draft Policy Misalignment: Group Tree Optimization for Speculative Decoding",
        "GTO", "specdec", "dwPdYFqVWO", "optzoo.specdec.reproduce.gto:REPRODUCTION"),

@@ -5,5 +5,7 @@
 * :mod:`.xtf` -- ``xtf`` (token noise filtering on a tiny word-level Llama with injected label
   noise);
 * :mod:`.ti_dpo` -- ``ti-dpo`` (DPO, TDPO2, TI-DPO and its ablations on decisive-token
-  preferences with label noise).
+  preferences with label noise);
+* :mod:`.steporlm` -- ``steporlm`` (policy / GenPRM co-evolution with W-DPO on templated OR
+  modelling problems solved by HiGHS).
 """
