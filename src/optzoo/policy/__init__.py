@@ -19,7 +19,9 @@ a completion mask ``(B, T)``, rewards ``(B,)`` in groups of consecutive completi
 The losses need only ``torch``; TRL is the reference of the tests, not a dependency.
 :mod:`optzoo.policy.trainer` (``PolicyTrainer`` and the algorithms ``GRPO``, ``OffPolicyGRPO``,
 ``SPO``, ``GNIVO``, ``Reinforce``) runs them on a Hugging Face causal LM with the
-:mod:`optzoo.llm` substrate (``optzoo[llm]``).
+:mod:`optzoo.llm` substrate (``optzoo[llm]``).  :mod:`optzoo.policy.trl` puts off-policy GRPO,
+SPO and GN-IVO inside TRL's ``GRPOTrainer`` (``OffPolicyGRPOTrainer``, ``SPOTrainer``,
+``GNIVOTrainer`` and their configs, also importable from here; TRL is imported on first use).
 
 Example:
     >>> import torch
@@ -64,6 +66,20 @@ from optzoo.policy.spo import (
     spo_advantages,
     spo_sampling_weights,
 )
+
+# importing TRL takes seconds: the TRL adapters load on first access
+_LAZY = {name: "optzoo.policy.trl" for name in (
+    "GNIVOConfig", "GNIVOTrainer", "OffPolicyGRPOConfig", "OffPolicyGRPOTrainer", "SPOConfig",
+    "SPOTrainer")}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'optzoo.policy' has no attribute {name!r}")
+
 
 __all__ = [
     "OffPolicySchedule", "SPOValueTracker", "aggregate_token_loss", "degenerate_group_fraction",
