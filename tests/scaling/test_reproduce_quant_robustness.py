@@ -25,7 +25,7 @@ SMOKE = repro.PRESETS["smoke"]
     ({"claim_methods": ()}, "claim_methods"),
     ({"methods": ("gptq",)}, "claim_methods"),
     ({"bits": (4,)}, "bits"),
-    ({"hidden": 130}, "hidden"),
+    ({"hidden": 33}, "hidden"),
     ({"cooldown_frac": 1.0}, "cooldown_frac"),
     ({"lawa_window": 100}, "lawa_window"),
     ({"high_lr_factor": 1.0}, "high_lr_factor"),
@@ -39,7 +39,9 @@ def test_bad_presets_name_the_field(change, field):
 def test_presets_and_trials():
     full = repro.PRESETS["full"]
     assert QUICK.seeds >= 3 and full.seeds >= 5
-    assert QUICK.group_size == 128 and QUICK.hidden >= 128 and set(full.bits) == {3, 4}
+    # issue 28: width 32 (groups of 32), long enough that 3-bit quantization bites
+    assert QUICK.group_size == QUICK.hidden == 32 and QUICK.primary_bits == 3
+    assert full.steps > QUICK.steps and set(full.bits) == {3, 4}
     ts = repro.trials(QUICK)
     assert len(ts) == 3 * QUICK.seeds
     assert {t.method for t in ts} == set(repro.FAMILIES)

@@ -47,6 +47,19 @@ def test_ngram_determinism_and_errors():
         ZipfNGram(vocab_size=64, order=6)
 
 
+def test_batches_drawn_together_equal_one_by_one():
+    lang = ZipfNGram(vocab_size=8, order=3, seq_len=12)
+    rngs = [np.random.default_rng([0, 1, s]) for s in range(5)]
+    together = lang.sample_each(3, rngs)
+    for s, got in enumerate(together):
+        assert torch.equal(got, lang.sample(3, np.random.default_rng([0, 1, s])))
+    tr = _trainer(lang)
+    assert all(torch.equal(a, tr.batch(s)) for s, a in zip(range(2, 6), tr.batches(2, 6),
+                                                            strict=True))
+    with pytest.raises(ValueError, match="rng"):
+        lang.sample_each(2, [])
+
+
 def _trainer(lang, seed=0):
     return Trainer(lang, TinyLlama(hidden_size=32, intermediate_size=64, num_layers=1,
                                    num_heads=2), peak_lr=3e-3, seed=seed, batch_size=4)

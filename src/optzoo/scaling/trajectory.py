@@ -50,6 +50,8 @@ from optzoo.scaling.zipf_ngram import ZipfNGram
 
 __all__ = ["Trainer"]
 
+_CHUNK = 256  # training steps whose batches are drawn in one pass
+
 
 class Trainer:
     """A resumable, forkable language-model training run.
@@ -88,14 +90,22 @@ class Trainer:
         else:
             raise ValueError(f"model: expected a TinyLlama or a module, got "
                              f"{type(model).__name__}")
-        self._adamw = {"lr": self.peak_lr, "betas": tuple(betas), "weight_decay": weight_decay}
+        # foreach: one fused update over all tensors (the per-tensor loop dominates at this size)
+        self._adamw = {"lr": self.peak_lr, "betas": tuple(betas), "weight_decay": weight_decay,
+                       "foreach": True}
         self.optimizer = torch.optim.AdamW(self.model.parameters(), **self._adamw)
         self.step = 0
         self.losses: list[float] = []
 
     def batch(self, step: int) -> torch.Tensor:
         """The training batch of ``step`` (a function of the seed and the step only)."""
-        return self.corpus.sample(self.batch_size, np.random.default_rng([self.seed, 1, step]))
+        return self.batches(step, step + 1)[0]
+
+    def batches(self, start: int, stop: int) -> list[torch.Tensor]:
+        """The training batches of steps ``start … stop − 1`` (drawn together, equal to
+        ``[batch(s) for s in range(start, stop)]``)."""
+        return self.corpus.sample_each(self.batch_size, [
+            np.random.default_rng([self.seed, 1, s]) for s in range(start, stop)])
 
     def fork(self) -> Trainer:
         """An independent copy (model, AdamW state, step): train it under another schedule."""
@@ -139,19 +149,23 @@ class Trainer:
 
         save()
         self.model.train()
+        ahead: list[torch.Tensor] = []
         while self.step < until:
             lr = self.peak_lr * schedule(self.step)
             for g in self.optimizer.param_groups:
                 g["lr"] = lr
-            ids = self.batch(self.step)
-            loss = self.model(input_ids=ids, labels=ids).loss
+            if not ahead:  # batches drawn in chunks: one NumPy pass per chunk, not per step
+                ahead = self.batches(self.step, min(until, self.step + _CHUNK))[::-1]
+            ids = ahead.pop()
+            loss = self.model(input_ids=ids, labels=ids, use_cache=False).loss
             if not torch.isfinite(loss):
                 raise ValueError(f"peak_lr: training diverged at step {self.step} "
                                  f"(loss {float(loss)})")
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if self.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip,
+                                               foreach=True)
             self.optimizer.step()
             self.losses.append(float(loss.detach()))
             self.step += 1

@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,17 +86,32 @@ class ZipfNGram:
 
     def sample(self, n: int, rng: np.random.Generator) -> torch.Tensor:
         """``n`` sequences of ``seq_len`` tokens (a ``n × seq_len`` LongTensor)."""
+        return self.sample_each(n, [rng])[0]
+
+    def sample_each(self, n: int, rngs: Sequence[np.random.Generator]) -> list[torch.Tensor]:
+        """``[sample(n, rng) for rng in rngs]``, the chains of all generators advanced together
+        (one NumPy pass per position instead of one per position and generator: the
+        trainer draws a run's batches this way)."""
         check_int("n", n, low=1)
-        if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
-        cum = np.cumsum(self.table, 1)
-        out = np.empty((n, self.seq_len), dtype=np.int64)
+        rngs = list(rngs)
+        if not rngs or not all(isinstance(r, np.random.Generator) for r in rngs):
+            raise ValueError(f"rng: expected numpy Generators, got "
+                             f"{[type(r).__name__ for r in rngs]}")
         k = self.order - 1
-        out[:, :k] = rng.integers(0, self.vocab_size, (n, k))
+        # each generator draws its start tokens, then one uniform per later position
+        first = [r.integers(0, self.vocab_size, (n, k)) for r in rngs]
+        u = np.concatenate([r.random((n, self.seq_len - k)) for r in rngs])
+        cum = self._cumulative
+        out = np.empty((n * len(rngs), self.seq_len), dtype=np.int64)
+        out[:, :k] = np.concatenate(first)
         for t in range(k, self.seq_len):
-            u = rng.random((n, 1))
-            out[:, t] = np.minimum((cum[self._context(out, t)] < u).sum(1), self.vocab_size - 1)
-        return torch.from_numpy(out)
+            rows = cum[self._context(out, t)]
+            out[:, t] = np.minimum((rows < u[:, t - k, None]).sum(1), self.vocab_size - 1)
+        return list(torch.from_numpy(out).split(n))
+
+    @functools.cached_property
+    def _cumulative(self) -> np.ndarray:
+        return np.cumsum(self.table, 1)
 
     def entropy_rate(self, n: int = 512, seed: int = 12345) -> float:
         """Monte-Carlo estimate (nats / token) of the Bayes-optimal next-token cross-entropy
