@@ -118,10 +118,35 @@ class EagleDraft(nn.Module):
             ``(features, logits)``: ``B x q x d`` and ``B x q x V``.
         """
         z = self.proj(torch.cat([F.embedding(tokens, self.embed_weight), feats], dim=-1))
-        out = self.body(inputs_embeds=z, attention_mask=mask, position_ids=position_ids,
-                        past_key_values=cache, use_cache=cache is not None)
-        f = out.last_hidden_state
+        f = self.run_body(z, mask, position_ids, cache)
         return f, self.head(f)
+
+    def run_body(self, z: torch.Tensor, mask: torch.Tensor, position_ids: torch.Tensor,
+                 cache=None, *, direct: bool = True) -> torch.Tensor:
+        """The Llama layer(s) and final norm on the inputs ``z`` (``B x q x d``): the last
+        hidden state of ``self.body(inputs_embeds=z, attention_mask=mask, ...)``.
+
+        ``direct`` calls the body's own modules in the order ``LlamaModel.forward`` does
+        (rotary embedding, decoder layers, final norm) instead of ``LlamaModel.forward``
+        itself: with a 4-D mask that method only passes the mask through, and its wrappers
+        (config defaults, output capturing, mask preparation) cost about a third of a draft
+        step at this size (the draft runs thousands of tiny steps per decoding run).  The
+        result is bit-for-bit the same (the tests compare both paths); ``direct=False``, or a
+        body without those modules, takes ``LlamaModel.forward``.
+        """
+        body = self.body
+        use_cache = cache is not None
+        if not (direct and all(hasattr(body, a) for a in ("rotary_emb", "layers", "norm"))):
+            return body(inputs_embeds=z, attention_mask=mask, position_ids=position_ids,
+                        past_key_values=cache, use_cache=use_cache).last_hidden_state
+        pe = body.rotary_emb(z, position_ids=position_ids)
+        h = z
+        for layer in body.layers:
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=position_ids,
+                      past_key_values=cache, use_cache=use_cache)
+            if isinstance(h, tuple):    # decoder layers of older transformers return tuples
+                h = h[0]
+        return body.norm(h)
 
 
 def target_features(target, ids: torch.Tensor, attention_mask: torch.Tensor | None = None):
@@ -167,6 +192,9 @@ class DraftSession:
         self.anchor = torch.zeros(self.B, 0, dtype=torch.long, device=dev)
         self.depth = torch.zeros(self.B, 0, dtype=torch.long, device=dev)
         self.ancestors = torch.zeros(self.B, 0, 0, dtype=torch.bool, device=dev)
+        self._cols = torch.arange(self.P, device=dev)
+        self._zero = torch.zeros((), dtype=dt, device=dev)
+        self._blocked = torch.full((), _neg(dt), dtype=dt, device=dev)
 
     @property
     def num_nodes(self) -> int:
@@ -188,41 +216,39 @@ class DraftSession:
             raise ValueError(f"anchor, parent, token: expected matching {self.B} x q shapes, "
                              f"got {tuple(anchor.shape)}, {tuple(parent.shape)}, "
                              f"{tuple(token.shape)}")
-        if bool((anchor < 0).any() or (anchor >= self.P).any()):
-            raise ValueError(f"anchor: expected prefix entries in [0, {self.P}), got "
-                             f"{anchor.min().item()}..{anchor.max().item()}")
-        if bool((parent >= M).any() or (parent < -1).any()):
-            raise ValueError(f"parent: expected -1 or an existing node index < {M}")
+        # few, small tensor operations: a decoding cycle calls this depth − 1 times, and each
+        # operation's fixed cost matters next to a draft step of a tiny model
+        if q:
+            lo, hi = torch.aminmax(anchor)
+            if int(lo) < 0 or int(hi) >= self.P:
+                raise ValueError(f"anchor: expected prefix entries in [0, {self.P}), got "
+                                 f"{int(lo)}..{int(hi)}")
+            lo, hi = torch.aminmax(parent)
+            if int(hi) >= M or int(lo) < -1:
+                raise ValueError(f"parent: expected -1 or an existing node index < {M}")
         has_parent = parent >= 0
-        pidx = parent.clamp(min=0)
         d = self.prefix_feats.shape[-1]
+        anchor_feat = torch.gather(self.prefix_feats, 1, anchor[..., None].expand(-1, -1, d))
         if M:
+            pidx = parent.clamp(min=0)
             par_feat = torch.gather(self.feats, 1, pidx[..., None].expand(-1, -1, d))
-            par_depth = torch.gather(self.depth, 1, pidx)
             par_anchor = torch.gather(self.anchor, 1, pidx)
             if bool((has_parent & (par_anchor != anchor)).any()):
                 raise ValueError("parent: a node's parent must have the same anchor")
             par_anc = torch.gather(self.ancestors, 1, pidx[..., None].expand(-1, -1, M))
-            par_anc = par_anc & has_parent[..., None]
+            par_anc &= has_parent[..., None]
+            feats_in = torch.where(has_parent[..., None], par_feat, anchor_feat)
+            depth = torch.where(has_parent, torch.gather(self.depth, 1, pidx) + 1, 1)
         else:
-            par_feat = torch.zeros(B, q, d, dtype=self.feats.dtype, device=self.feats.device)
-            par_depth = torch.zeros_like(anchor)
-            par_anc = torch.zeros(B, q, 0, dtype=torch.bool, device=anchor.device)
-        anchor_feat = torch.gather(self.prefix_feats, 1, anchor[..., None].expand(-1, -1, d))
-        feats_in = torch.where(has_parent[..., None], par_feat, anchor_feat)
-        depth = torch.where(has_parent, par_depth + 1, torch.ones_like(par_depth))
+            par_anc = self.ancestors.new_zeros(B, q, 0)
+            feats_in = anchor_feat
+            depth = torch.ones_like(anchor)
         # attention: prefix <= anchor, ancestors, self
-        cols = torch.arange(self.P, device=anchor.device)
-        allow_prefix = cols[None, None, :] <= anchor[..., None]
         eye = torch.eye(q, dtype=torch.bool, device=anchor.device).expand(B, -1, -1)
-        allow = torch.cat([allow_prefix, par_anc, eye], dim=-1)
-        dt = self.prefix_feats.dtype
-        mask = torch.zeros(allow.shape, dtype=dt, device=anchor.device).masked_fill(
-            ~allow, _neg(dt))[:, None]
+        allow = torch.cat([self._cols <= anchor[..., None], par_anc, eye], dim=-1)
+        mask = torch.where(allow, self._zero, self._blocked)[:, None]
         f, logits = self.draft.step(feats_in, token, anchor + depth, mask, self.cache)
-        new_anc = torch.cat([par_anc, eye], dim=-1)
-        old = torch.cat([self.ancestors, self.ancestors.new_zeros(B, M, q)], dim=-1)
-        self.ancestors = torch.cat([old, new_anc], dim=1)
+        self.ancestors = torch.cat([F.pad(self.ancestors, (0, q)), allow[..., self.P:]], dim=1)
         self.feats = torch.cat([self.feats, f], dim=1)
         self.logits = torch.cat([self.logits, logits], dim=1)
         self.anchor = torch.cat([self.anchor, anchor], dim=1)

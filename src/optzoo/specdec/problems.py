@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -66,6 +67,16 @@ _WORDS: dict[str, tuple[tuple[str, float], ...]] = {
 }
 
 
+@functools.cache
+def _probs(options, sharpness: float) -> np.ndarray:
+    """The choice probabilities ``w^sharpness / Σ w^sharpness`` of a rule's options (computed
+    once per rule: documents draw thousands of choices from a handful of fixed rules)."""
+    w = np.array([o[1] for o in options], dtype=float) ** sharpness
+    p = w / w.sum()
+    p.flags.writeable = False
+    return p
+
+
 @dataclass(frozen=True)
 class Grammar:
     """The weighted grammar (fixed rules; ``sharpness`` reshapes every choice's weights as
@@ -81,8 +92,7 @@ class Grammar:
         return " .abcdefghijklmnopqrstuvwxyz"
 
     def _pick(self, rng: np.random.Generator, options):
-        w = np.array([o[1] for o in options], dtype=float) ** self.sharpness
-        return options[int(rng.choice(len(options), p=w / w.sum()))][0]
+        return options[int(rng.choice(len(options), p=_probs(options, self.sharpness)))][0]
 
     def _expand(self, symbol: str, rng: np.random.Generator) -> list[str]:
         if symbol in _WORDS:

@@ -52,6 +52,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
@@ -140,78 +141,95 @@ def build_trees(session: DraftSession, anchors: torch.Tensor, config: TreeConfig
     sc, tok = lq.topk(k, dim=-1)                                   # B x A x k
     pool_tok, pool_sc = [tok], [sc]
     pool_par = [torch.full_like(tok, -1)]
-    pool_depth = [torch.ones_like(tok)]
     front_pool = torch.arange(k, device=dev).expand(B, A, -1)     # pool index of the frontier
     front_tok, front_sc = tok, sc
     front_sess_par = torch.full_like(tok, -1)                     # session index of its parent
     offset = k
     fronts = [front_pool]   # frontier of every fed layer (for the greedy chain)
+    # loop invariants hoisted: a decoding cycle builds one small tree, so the fixed cost of
+    # each tensor operation, not its size, sets the time
+    layer_anchors = anchors.repeat_interleave(k, dim=1)
+    layer_idx = torch.arange(A * k, device=dev).reshape(1, A, k)
     for d in range(2, D + 1):
         base = session.num_nodes
-        logits = session.extend(anchors.repeat_interleave(k, dim=1),
-                                front_sess_par.reshape(B, A * k), front_tok.reshape(B, A * k))
-        sess_idx = (base + torch.arange(A * k, device=dev)).reshape(1, A, k).expand(B, -1, -1)
+        logits = session.extend(layer_anchors, front_sess_par.reshape(B, A * k),
+                                front_tok.reshape(B, A * k))
         clq, ctok = F.log_softmax(logits.float(), -1).topk(k, dim=-1)
-        clq, ctok = clq.reshape(B, A, k, k), ctok.reshape(B, A, k, k)
-        cu = front_sc[..., None] + clq                            # B x A x k x k
-        pool_tok.append(ctok.reshape(B, A, k * k))
-        pool_sc.append(cu.reshape(B, A, k * k))
-        pool_par.append(front_pool[..., None].expand(-1, -1, -1, k).reshape(B, A, k * k))
-        pool_depth.append(torch.full((B, A, k * k), d, dtype=torch.long, device=dev))
+        ctok = ctok.reshape(B, A, k * k)
+        cu = (front_sc[..., None] + clq.reshape(B, A, k, k)).reshape(B, A, k * k)
+        pool_tok.append(ctok)
+        pool_sc.append(cu)
+        pool_par.append(front_pool.repeat_interleave(k, dim=-1))
         if d < D:
-            best_sc, best = cu.reshape(B, A, k * k).topk(k, dim=-1)
+            best_sc, best = cu.topk(k, dim=-1)
             front_pool = offset + best
-            front_tok = _take(ctok.reshape(B, A, k * k), best)
+            front_tok = _take(ctok, best)
             front_sc = best_sc
-            front_sess_par = _take(sess_idx, best // k)
+            front_sess_par = _take((layer_idx + base).expand(B, -1, -1), best // k)
             fronts.append(front_pool)
         offset += k * k
-    ptok, psc = torch.cat(pool_tok, -1), torch.cat(pool_sc, -1)
-    ppar, pdep = torch.cat(pool_par, -1), torch.cat(pool_depth, -1)
+    ptok, psc, ppar = torch.cat(pool_tok, -1), torch.cat(pool_sc, -1), torch.cat(pool_par, -1)
+    pdep = torch.tensor([1] * k + [d for d in range(2, D + 1) for _ in range(k * k)],
+                        device=dev).expand(B, A, -1)
     # global re-ranking: stable sort keeps pool (= depth) order among equal scores
     order = torch.sort(psc, dim=-1, descending=True, stable=True).indices[..., :g]
     keep = torch.sort(order, dim=-1).values                       # pool order: parents first
     local = torch.full_like(ptok, -1).scatter(-1, keep, torch.arange(g, device=dev).expand(
         B, A, -1).contiguous())
     par_pool = _take(ppar, keep)
-    parents = torch.where(par_pool >= 0, _take(local, par_pool.clamp(min=0)),
-                          torch.full_like(par_pool, -1))
+    parents = torch.where(par_pool >= 0, _take(local, par_pool.clamp(min=0)), -1)
     if bool(((par_pool >= 0) & (parents < 0)).any()):
         raise RuntimeError("build_trees: a kept node lost its parent (ranking bug)")
-    # the draft's greedy chain: top-1 of the root, then the top-1 child of each node, which
-    # exists in the pool only while the node was expanded (in its layer's frontier)
-    greedy = torch.full((B, A, D), -1, dtype=torch.long, device=dev)
-    g_pool = torch.zeros(B, A, dtype=torch.long, device=dev)
-    alive = torch.ones(B, A, dtype=torch.bool, device=dev)
+    return Trees(_take(ptok, keep), parents, _take(pdep, keep), _take(psc, keep), anchors,
+                 _greedy_chain(local, fronts, k, D).to(dev))
+
+
+def _greedy_chain(local: torch.Tensor, fronts: list[torch.Tensor], k: int,
+                  D: int) -> torch.Tensor:
+    """``B x A x D`` local index of the draft's greedy chain in each tree (−1 once cut): the
+    top-1 of the root, then the top-1 child of each node, which exists in the pool only while
+    the node was expanded (in its layer's frontier; its top-1 child is then the first of its
+    ``k`` children in the pool).  Integer bookkeeping of a few entries, done in NumPy, whose
+    per-operation cost is a fraction of torch's."""
+    loc = local.cpu().numpy()
+    fr = [f.cpu().numpy() for f in fronts]
+    B, A = loc.shape[:2]
+    greedy = np.full((B, A, D), -1, dtype=np.int64)
+    g_pool = np.zeros((B, A, 1), dtype=np.int64)
+    alive = np.ones((B, A), dtype=bool)
     off = k
     for d in range(1, D + 1):
-        loc = _take(local, g_pool[..., None])[..., 0]
-        greedy[..., d - 1] = torch.where(alive, loc, torch.full_like(loc, -1))
-        alive = alive & (loc >= 0)
+        here = np.take_along_axis(loc, g_pool, -1)[..., 0]
+        greedy[..., d - 1] = np.where(alive, here, -1)
+        alive &= here >= 0
         if d == D:
             break
-        hit = fronts[d - 1] == g_pool[..., None]                  # B x A x k
-        alive = alive & hit.any(-1)
-        g_pool = off + hit.float().argmax(-1) * k
+        hit = fr[d - 1] == g_pool                                 # B x A x k
+        alive &= hit.any(-1)
+        g_pool = (off + hit.argmax(-1) * k)[..., None]
         off += k * k
-    return Trees(_take(ptok, keep), parents, _take(pdep, keep), _take(psc, keep), anchors,
-                 greedy)
+    return torch.from_numpy(greedy)
 
 
 def tree_ancestors(parents: torch.Tensor) -> torch.Tensor:
     """``... x g x g`` boolean: ``[..., j, i]`` is True when node ``i`` is ``j`` or an ancestor
-    of ``j`` (``parents``: ``... x g``, parents before children, −1 = root)."""
+    of ``j`` (``parents``: ``... x g``, parents before children, −1 = root).
+
+    Walks all nodes up at once, one tree level per step (depth steps, not ``g`` node steps).
+    """
     g = parents.shape[-1]
-    anc = torch.zeros(*parents.shape, g, dtype=torch.bool, device=parents.device)
-    eye = torch.eye(g, dtype=torch.bool, device=parents.device)
-    for j in range(g):
-        p = parents[..., j]
-        if bool((p >= j).any()):
-            raise ValueError("parents: every parent must precede its child")
-        row = torch.gather(anc, -2, p.clamp(min=0)[..., None, None].expand(
-            *p.shape, 1, g))[..., 0, :] & (p >= 0)[..., None]
-        anc[..., j, :] = row | eye[j]
-    return anc
+    idx = torch.arange(g, device=parents.device)
+    if bool((parents >= idx).any()):
+        raise ValueError("parents: every parent must precede its child")
+    anc = torch.eye(g, dtype=torch.bool, device=parents.device).expand(
+        *parents.shape, g).clone()
+    cur = parents
+    while True:
+        up = cur >= 0
+        if not bool(up.any()):
+            return anc
+        anc |= cur[..., None] == idx                  # cur < 0 matches no column
+        cur = torch.where(up, torch.gather(parents, -1, cur.clamp(min=0)), cur)
 
 
 def _neg(dtype) -> float:
@@ -248,7 +266,8 @@ def target_tree_logits(target, ids: torch.Tensor, trees: Trees):
     node_rows = torch.cat([node_prefix, block.reshape(B, A, g, A * g)], -1).reshape(
         B, A * g, n + A * g)
     allow = torch.cat([allow_prefix, node_rows], 1)
-    mask = torch.zeros(allow.shape, dtype=dt, device=dev).masked_fill(~allow, _neg(dt))[:, None]
+    mask = torch.where(allow, torch.zeros((), dtype=dt, device=dev),
+                       torch.full((), _neg(dt), dtype=dt, device=dev))[:, None]
     pos = torch.cat([cols.expand(B, -1), (last[..., None] + trees.depth).reshape(B, A * g)], 1)
     inp = torch.cat([ids, trees.tokens.reshape(B, A * g)], 1)
     logits = target(input_ids=inp, attention_mask=mask, position_ids=pos).logits
@@ -397,7 +416,9 @@ def _choose(logits: torch.Tensor, temperature: float, generator) -> int:
     return int(torch.multinomial(p.float(), 1, generator=generator))
 
 
-@torch.no_grad()
+# inference mode, not just no_grad: decoding returns plain lists, and skipping autograd's
+# per-tensor bookkeeping cuts a sixth of the per-operation cost of these tiny steps
+@torch.inference_mode()
 def _decode(target, draft: EagleDraft, prompt, max_new_tokens: int, temperature: float,
             generator, eos_token_id, propose, verify) -> DecodeResult:
     from transformers import DynamicCache
@@ -407,6 +428,7 @@ def _decode(target, draft: EagleDraft, prompt, max_new_tokens: int, temperature:
     ids = _as_prompt(prompt)
     dev = draft.embed_weight.device
     dt = next(target.parameters()).dtype
+    zero, blocked = (torch.full((), v, dtype=dt, device=dev) for v in (0.0, _neg(dt)))
     cache = DynamicCache()
     out = target(input_ids=torch.tensor([ids], device=dev), past_key_values=cache,
                  use_cache=True, output_hidden_states=True)
@@ -430,7 +452,7 @@ def _decode(target, draft: EagleDraft, prompt, max_new_tokens: int, temperature:
         allow[q:, past:past + q] = True
         if g:
             allow[q:, past + q:] = tree_ancestors(torch.tensor(parents, device=dev))
-        mask = torch.zeros(allow.shape, dtype=dt, device=dev).masked_fill(~allow, _neg(dt))
+        mask = torch.where(allow, zero, blocked)
         pos = torch.tensor([list(range(past, past + q)) + [L - 1 + d for d in depth]],
                            device=dev)
         vo = target(input_ids=torch.tensor([pending + list(tokens)], device=dev),
@@ -555,7 +577,7 @@ def chain_generate(target, draft: EagleDraft, input_ids, *, num_draft: int = 5,
                    eos_token_id, propose, verify)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def target_greedy(target, input_ids, max_new_tokens: int,
                   eos_token_id: int | None = None) -> list[int]:
     """The target's own greedy continuation (``transformers`` ``generate``, KV cache): the
