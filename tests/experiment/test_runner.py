@@ -22,6 +22,28 @@ def _metrics_by_key(outdir: Path) -> dict[str, dict]:
     return {r["key"]: r["metrics"] for r in map(json.loads, (outdir / "trials.jsonl").open())}
 
 
+def test_worker_is_prepared_once_with_one_thread(monkeypatch):
+    # issue 29: the first trial of a process limits BLAS/OpenMP and torch to one thread (the
+    # runner runs one trial per core); later trials leave the process as they find it
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from optzoo.experiment import backends
+
+    monkeypatch.setattr(backends, "_PREPARED", False)
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        backends.prepare_worker()
+        assert torch.get_num_threads() == 1
+        assert all(lib["num_threads"] == 1 for lib in threadpool_info())
+        torch.set_num_threads(2)
+        backends.prepare_worker()  # once per process: a no-op now
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(old)
+
+
 def test_trial_is_deterministic_given_its_seed():
     t = {"method": "hit-or-miss", "problem": "pi", "seed": 7,
          "params": {"samples": 500, "sleep": 0.0}}

@@ -36,6 +36,17 @@ def test_deterministic_given_seeds(tmp_path):
     assert [r["test_acc"] for r in a["rows"]] == [r["test_acc"] for r in b["rows"]]
 
 
+def test_parallel_generation_gives_the_same_table():
+    # issue 29: the table is trained in a pool of forked workers; each run is seeded by its
+    # architecture and seed alone, so the pool must not change a single accuracy
+    one = gtm.generate(TINY, epochs=1, seeds=2, n_train=64, jobs=1)
+    two = gtm.generate(TINY, epochs=1, seeds=2, n_train=64, jobs=2)
+    for key in ("arch", "val_acc", "test_acc", "params", "flops"):
+        assert [r[key] for r in one["rows"]] == [r[key] for r in two["rows"]]
+    with pytest.raises(ValueError, match="jobs"):
+        gtm.generate(TINY, epochs=1, seeds=1, n_train=64, jobs=0)
+
+
 def test_best_feasible_and_cache_dir(tmp_path, monkeypatch):
     gt = gtm.ground_truth_table(TINY, epochs=1, seeds=1, root=tmp_path, n_train=64)
     b = TINY.costs((0,))["flops"]

@@ -218,10 +218,18 @@ class Oracle:
         return self.problem.sample(level, self.batch_size, self.generator)
 
     def _noisy(self, t: torch.Tensor) -> torch.Tensor:
-        t = t.detach()
+        # the oracles run once per inner step on tiny vectors, where each torch call's
+        # overhead is the cost: detach only what autograd tracks, and name a device only
+        # off the CPU (the same numbers either way)
+        if t.requires_grad:
+            t = t.detach()
         if self.noise > 0.0:
-            t = t + self.noise * torch.randn(t.shape, generator=self.generator, dtype=t.dtype,
-                                             device=t.device)
+            if t.is_cpu:
+                noise = torch.randn(t.shape, generator=self.generator, dtype=t.dtype)
+            else:
+                noise = torch.randn(t.shape, generator=self.generator, dtype=t.dtype,
+                                    device=t.device)
+            t = t + self.noise * noise
         return t
 
     def grad_f(self, x: torch.Tensor, y: torch.Tensor,

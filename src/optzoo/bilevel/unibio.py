@@ -70,7 +70,9 @@ __all__ = ["UniBiO", "epoch_sgd", "epoch_sgd_schedule", "generalized_hypergradie
 def project_ball(w: torch.Tensor, center: torch.Tensor, radius: float) -> torch.Tensor:
     """Euclidean projection of ``w`` onto the ball of ``radius`` around ``center``."""
     diff = w - center
-    norm = float(diff.norm())
+    # torch.linalg.vector_norm is what Tensor.norm() calls, without its Python dispatch (this
+    # runs once per Epoch-SGD step)
+    norm = float(torch.linalg.vector_norm(diff))
     return w if norm <= radius else center + diff * (radius / norm)
 
 
@@ -261,7 +263,8 @@ class UniBiO(BilevelSolver):
             self.refresh()
         self.estimate = self.hypergradient()
         self.m = self.beta * self.m + (1.0 - self.beta) * self.estimate
-        self.x = self.x - self.step_length() * self.m / (float(self.m.norm()) + self.eps)
+        norm = float(torch.linalg.vector_norm(self.m))  # Tensor.norm() minus its dispatch
+        self.x = self.x - self.step_length() * self.m / (norm + self.eps)
 
     def step_length(self) -> float:
         """η_t of the current outer step t (``self.steps``): η, or η/√(1 + t)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import random
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -40,15 +41,55 @@ def _clean_metrics(slug: str, trial: Trial, metrics: Any) -> dict[str, Any]:
     return out
 
 
+_PREPARED = False
+
+
+def prepare_worker() -> None:
+    """Set up the process that runs trials, once: one BLAS / OpenMP thread
+    (``threadpoolctl``) and one torch intra-op thread, and freed heap memory kept for reuse
+    (:func:`optzoo.malloc.retain_freed_memory`).
+
+    Why (issue 29): the runner already runs one trial per core, so a second BLAS thread per
+    trial only spins on a shared core (bogrape: 1.5-2x the CPU time for the same numbers), and
+    small models' training steps pay their activations again in page faults when glibc hands
+    freed blocks back to the OS (DR-SAC: 35 % of its CPU time).  The allocator only changes
+    where the bytes live, and every torch reproduction already ran its trials on one torch
+    thread; one BLAS thread gave the same metrics bit for bit where it was compared (les's
+    TuRBO: 9.2 → 7.1 CPU-s without ``OMP_NUM_THREADS``; bogrape).  The cost: a ``--jobs 1`` run
+    on a many-core machine no longer spreads a trial's BLAS calls over its cores.  Called by
+    :func:`execute` once the reproduction is imported, so it holds for the inline,
+    process-pool and Ray backends alike; torch's threads are set only when torch is imported
+    (a reproduction without torch does not import it here); later calls are no-ops.
+    """
+    global _PREPARED
+    if _PREPARED:
+        return
+    _PREPARED = True
+    from optzoo.malloc import retain_freed_memory
+
+    retain_freed_memory()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass
+    else:
+        threadpool_limits(1)  # not a context manager: the limit stays for the process
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, dict]:
     """Run one trial of the reproduction ``slug``; returns ``(metrics, meta)``.
 
-    Module-level so that process pools and Ray can ship it.  Global RNGs are seeded from the
-    trial's seed as a safety net; reproductions draw from their own seeded generators.
+    Module-level so that process pools and Ray can ship it.  The process is set up for trials
+    once (:func:`prepare_worker`).  Global RNGs are seeded from the trial's seed as a safety
+    net; reproductions draw from their own seeded generators.
     """
     from optzoo import registry
 
     repro = registry.get(slug).load()
+    prepare_worker()
     trial = Trial.from_dict(trial_dict)
     random.seed(trial.seed)
     try:
@@ -64,6 +105,21 @@ def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, d
     return _clean_metrics(slug, trial, metrics), {"seconds": seconds, "pid": os.getpid()}
 
 
+def _preimport() -> None:
+    """Import here, once, what every forked worker would otherwise import on its own.
+
+    torch imports ``torch._dynamo`` lazily when the first optimizer is built (≈ 2 CPU-s on the
+    2-core development machine): paid in the parent, it is paid once per run of ``reproduce
+    all`` instead of once per worker per reproduction (issue 29).  Only when the reproduction
+    already imported torch, so that a run without torch pays nothing.
+    """
+    if "torch" in sys.modules:
+        try:
+            import torch._dynamo  # noqa: F401
+        except ImportError:  # pragma: no cover - a torch build without dynamo: nothing to do
+            pass
+
+
 def run_inline(slug: str, items: Sequence[Item], device: str) -> Iterator[Done]:
     for key, trial in items:
         metrics, meta = execute(slug, trial, device)
@@ -77,6 +133,8 @@ def run_local(slug: str, items: Sequence[Item], device: str, jobs: int) -> Itera
         return
     # CUDA cannot be initialised in forked children; plain CPU work forks fast.
     ctx = mp.get_context("spawn" if device == "cuda" else "fork")
+    if device != "cuda":
+        _preimport()
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx)
     pending = {pool.submit(execute, slug, trial, device): key for key, trial in items}
     clean = False

@@ -42,13 +42,17 @@ thread; bitwise equality across machines is not promised; latencies are re-measu
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import math
+import multiprocessing as mp
 import os
+import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -257,34 +261,73 @@ def table_path(space: CellSpace, epochs: int, seeds: int, root: Path | None = No
     return Path(root or cache_dir()) / "nas" / f"digits_{key}.json"
 
 
+def _train_seeds(space: CellSpace, epochs: int, seeds: int, n_train: int,
+                 arch: Arch) -> list[dict[str, float]]:
+    """The table's training runs of one architecture, one per seed (module-level: the pool of
+    :func:`generate` ships it to its workers)."""
+    torch.set_num_threads(1)
+    return [train_architecture(space, arch, epochs, seed=1000 * s + space.index(arch),
+                               data=augmented_digits(), batch_size=BATCH, lr=LR,
+                               n_train=n_train)
+            for s in range(seeds)]
+
+
+def _jobs(jobs: int | None, n: int) -> int:
+    if jobs is None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs: expected a positive integer or None, got {jobs!r}")
+    # a daemonic process (multiprocessing.Pool's workers) may not start children
+    if mp.current_process().daemon or sys.platform == "win32":
+        return 1
+    return max(1, min(jobs, n))
+
+
 def generate(space: CellSpace, epochs: int, seeds: int, n_train: int = SPLIT[0],
-             progress: Callable[[int, int], None] | None = None) -> dict:
-    """Train every architecture of ``space`` (no caching): the JSON-ready table."""
+             progress: Callable[[int, int], None] | None = None,
+             jobs: int | None = None) -> dict:
+    """Train every architecture of ``space`` (no caching): the JSON-ready table.
+
+    The architectures are trained in a pool of ``jobs`` forked processes (default: one per
+    available core), each run on one thread and seeded by its architecture and seed alone, so
+    the table is the same whatever ``jobs`` is (tested).  Why a pool (issue 29): the table is
+    built inside the first trial that needs it while every other trial of the run waits on
+    its lock, so a single builder left all cores but one idle.  Latencies are measured before,
+    in this process alone.
+    """
     if seeds < 1:
         raise ValueError(f"seeds: expected >= 1, got {seeds}")
     if (space.in_channels, space.image_size) != (1, 8):
         raise ValueError("space: the digits table needs in_channels = 1 and image_size = 8")
+    archs = list(space.all_archs())
+    jobs = _jobs(jobs, len(archs))
     torch.set_num_threads(1)
     t0 = time.perf_counter()
     rows = []
-    archs = list(space.all_archs())
-    data = augmented_digits()
+    data = augmented_digits()  # before forking: the workers inherit it
     latency = measure_latency(space, archs)
-    for n, arch in enumerate(archs):
-        runs = [train_architecture(space, arch, epochs, seed=1000 * s + space.index(arch),
-                                   data=data, batch_size=BATCH, lr=LR, n_train=n_train)
-                for s in range(seeds)]
-        rows.append({"arch": space.to_str(arch), **space.costs(arch),
-                     "latency": float(latency[n]),
-                     "val_acc": [r["val_acc"] for r in runs],
-                     "test_acc": [r["test_acc"] for r in runs],
-                     "seconds": sum(r["seconds"] for r in runs)})
-        if progress is not None:
-            progress(n + 1, len(archs))
+    train = functools.partial(_train_seeds, space, epochs, seeds, n_train)
+    pool = (ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) if jobs > 1
+            else contextlib.nullcontext())
+    with pool:
+        results = pool.map(train, archs) if jobs > 1 else map(train, archs)
+        for n, (arch, runs) in enumerate(zip(archs, results, strict=True)):
+            rows.append(_row(space, arch, runs, float(latency[n])))
+            if progress is not None:
+                progress(n + 1, len(archs))
     return {"version": VERSION, "space": asdict(space), "epochs": epochs, "seeds": seeds,
             "split": list(SPLIT), "copies": list(COPIES), "n_train": n_train,
             "n_test": int(data["test"][1].shape[0]), "seconds": time.perf_counter() - t0,
             "rows": rows}
+
+
+def _row(space: CellSpace, arch: Arch, runs: list[dict[str, float]], latency: float) -> dict:
+    return {"arch": space.to_str(arch), **space.costs(arch),
+            "latency": latency,
+            "val_acc": [r["val_acc"] for r in runs],
+            "test_acc": [r["test_acc"] for r in runs],
+            "seconds": sum(r["seconds"] for r in runs)}
 
 
 
