@@ -1,7 +1,7 @@
 """The xtf reproduction's data and claims: injected noise is labelled where it sits, the clean
 answer is right, a mask no better than random cannot pass, the ablation ordering is decided by
-a trend test (and is inconclusive when every arm ties), the baselines' claims refuse a tie, and
-the original trials keep their keys."""
+a trend test (and is inconclusive when every arm ties), the baselines' claims refuse a tie, the
+trials' keys carry XTF's settings, and XTF's mask leaves every answer supervised (issue 24)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from optzoo.preference.reproduce.xtf import (
     FILLER,
     OFF_DOMAIN,
     PRESETS,
+    SECOND,
+    VOCAB,
     _answer,
     _claim_ablation_trend,
     _claim_accuracy,
@@ -21,6 +23,7 @@ from optzoo.preference.reproduce.xtf import (
     _claim_recall,
     _count_selection,
     _noisy_answer,
+    _prepare,
     trials,
 )
 
@@ -71,17 +74,50 @@ def test_a_mask_no_better_than_random_and_a_tie_in_accuracy_do_not_pass():
     assert _claim_accuracy(good, cfg, "normal").status == "held"
 
 
-def test_the_original_trials_keep_their_keys_and_the_new_arms_are_extra_trials():
+def test_the_trials_keys_are_fixed_and_carry_xtfs_own_settings():
     quick = trials(PRESETS["quick"])
-    # the keys of the first version's quick trials (normal / XTF / random), hard-coded
-    assert [t.key("xtf") for t in quick] == ["74b29f34f1d4754acdf1a18e",
-                                              "0afa201e8e06c5ba2eabbf80",
-                                              "476e7dd6ecde692f72c105b7"]
+    # XTF's settings are part of every key (issue 24 changed the method: the keys of the
+    # earlier reading, 74b29f34…, 0afa201e…, 476e7dd6…, must not be resumed)
+    assert all({"tr_repr", "otsu_classes", "caps", "cap_among"} <= set(t.params) for t in quick)
+    assert {t.params["cap_among"] for t in quick} == {"all"}  # the official cap
+    assert not any(t.key("xtf").startswith(("74b29f34", "0afa201e", "476e7dd6")) for t in quick)
     full = trials(PRESETS["full"])
-    assert sorted({t.method for t in full}) == ["ablations", "all", "baselines"]
-    assert all(sum(t.method == m for t in full) == 5 for m in ("all", "ablations", "baselines"))
-    smoke = trials(PRESETS["smoke"])
-    assert {t.method for t in smoke} == {"all", "ablations", "baselines"}
+    cells = [("all", "addition"), ("ablations", "addition"), ("baselines", "addition"),
+             ("all", SECOND)]
+    assert sorted({(t.method, t.problem) for t in full}) == sorted(cells)
+    assert all(sum((t.method, t.problem) == c for t in full) == 5 for c in cells)
+    # the second noise level differs from the main one only in its rate
+    main = {t.seed: t.params for t in full if (t.method, t.problem) == ("all", "addition")}
+    for t in full:
+        if t.problem == SECOND:
+            assert t.params == {**main[t.seed], "noise_rate": PRESETS["full"].second_noise_rate}
+    assert not any(t.problem == SECOND for t in quick)
+    # the adaptation that ranks among flagged tokens is an option with keys of its own
+    import dataclasses
+
+    flagged = trials(dataclasses.replace(PRESETS["quick"], cap_among="flagged"))
+    assert all(t.params["cap_among"] == "flagged" for t in flagged)
+    assert not {t.key("xtf") for t in flagged} & {t.key("xtf") for t in quick}
+    smoke = trials(PRESETS["smoke"])  # every code path
+    assert {(t.method, t.problem) for t in smoke} == set(cells)
+
+
+def test_xtfs_mask_on_the_reproductions_data_leaves_every_answer_supervised():
+    """Issue 24: the earlier reading masked every occurrence of "is", "+", "<eos>" … (54 % of
+    the label tokens) and every arm with TR answered nothing."""
+    params = trials(PRESETS["smoke"])[0].params
+    prep = _prepare(params, 0)
+    noise, rows = prep["noise"], prep["rows"].numpy()
+    words = np.array([VOCAB[prep["seqs"][i][j]] for i, j in prep["flat"]])
+    caps = params["caps"]
+    for i in np.unique(rows):
+        n = int((rows == i).sum())
+        for a, c in zip(("ri", "kn", "tr"), caps, strict=True):
+            assert noise[a][rows == i].sum() <= int(c * n)
+        assert noise["union"][rows == i].sum() <= sum(int(c * n) for c in caps) < n
+    # the words every clean answer needs keep supervised occurrences
+    for w in ("let", "us", "compute", "+", "=", "so", "the", "result", "is", "<eos>"):
+        assert (~noise["union"][words == w]).any(), w
 
 
 def _arm_results(acc: dict[str, list[float]]):
@@ -154,3 +190,26 @@ def test_rho1_selection_counts_what_it_leaves_out_per_noise_type():
     assert stats == {"seen_all": 5, "dropped_all": 3, "seen_noise": 3, "dropped_noise": 3,
                      "seen_filler": 2, "dropped_filler": 2, "seen_boiler": 1,
                      "dropped_boiler": 1}
+
+
+def test_the_second_noise_level_has_its_own_claims_and_never_mixes_with_the_main_one(tmp_path):
+    from optzoo.preference.reproduce.xtf import summarize
+
+    cfg = PRESETS["full"]
+    main = _results([0.8, 0.82, 0.79, 0.81, 0.8], [0.3] * 5, [0.7, 0.72, 0.71, 0.7, 0.69],
+                    [0.5, 0.52, 0.5, 0.51, 0.5])
+    own = {f"recall_{a}_{t}": 0.1 for a in ("ri", "kn", "tr")
+           for t in ("boiler", "offdomain", "filler")}
+    main = [Result(r.trial, {**r.metrics, **own}) for r in main]
+    # at the second rate XTF's mask is no better than random: its claim must say so
+    second = [Result(Trial("all", SECOND, r.trial.seed, {}),
+                     {**r.metrics, "recall_xtf": 0.3, "accuracy_xtf": 0.5})
+              for r in main]
+    claims = {c.text: c for c in summarize(main + second, cfg, tmp_path).claims}
+    at = "At the second noise rate (0.15 per noise type): "
+    assert claims["XTF's mask finds the injected noise: its recall beats random masking's at "
+                  "the same mask ratio."].status == "held"
+    assert claims[at + "XTF's mask finds the injected noise: its recall beats random "
+                  "masking's at the same mask ratio."].status == "not held"
+    assert claims[at + "XTF's held-out accuracy beats normal fine-tuning."].status == "not held"
+    assert claims["XTF's held-out accuracy beats normal fine-tuning."].status == "held"

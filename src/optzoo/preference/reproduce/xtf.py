@@ -41,12 +41,25 @@ Baselines (readings fixed before any result was seen):
   perplexity over their label tokens; batches are drawn from the kept samples.
 * **Double epochs**: normal fine-tuning for ``2 · sft_steps`` steps.
 
-Readings and deviations (fixed before any result was seen): the brief's inferred score
-aggregations (:mod:`optzoo.preference.xtf`); digits are separate words (a word-level vocabulary,
-so that TR's embedding distance is informative — the brief's pitfall); the baselines and the
-attribute ablations run in ``smoke`` and ``full`` only (``quick`` keeps the three arms the
-brief's quick preset names: it is already past its time budget on two shared cores); one noise
-level (the brief's full setting names two); no data-augmentation (DA) baseline.
+Readings and deviations (fixed before any result was seen): the score aggregations and
+thresholds of :mod:`optzoo.preference.xtf` (since issue 24: TR's centre from the domain words
+``DOMAIN_WORDS`` — the digits, "+" and "=", the official maths list within this vocabulary —,
+each token's last hidden state fed alone (``tr_repr="hidden"``), 5 Multi-Otsu classes and the
+official per-example caps ``caps = (0.05, 0.1, 0.05)`` applied as the official code applies
+them, among all of an example's label tokens (``cap_among="all"``); all four are in every trial's
+key.  The cap's reading was settled on fidelity, after two had run: an adaptation that ranks
+only among the tokens each rule flags (``cap_among="flagged"``, still available) masked one
+template word ("us", "<eos>") in every example on full seeds 0 and 3 (XTF 0.03 / 0.025 exact
+match), because TR is context-free and the answers share one template; the official rule keeps
+TR's second-lowest class from masking anything here (TR then does not act, and the claims say
+so); partial quick numbers of the official rule (XTF 0.19 / 0.22 vs normal 0.21 / 0.11, two
+seeds) were seen before the choice);
+digits are separate words (a word-level vocabulary, so that TR's embedding distance is
+informative — the brief's pitfall); the baselines and the attribute ablations run in ``smoke``
+and ``full`` only (``quick`` keeps the three arms the brief's quick preset names: it is already
+past its time budget on two shared cores); the second noise level of the brief's full setting
+(``second_noise_rate = 0.15``, half the main rate) runs only the three arms of trial ``all``,
+with its own recall and accuracy claims; no data-augmentation (DA) baseline.
 
 Verdict margins (fixed before results were seen):
 * ``min_recall = 0.1``: XTF's recall of injected noise must beat random masking's by ten
@@ -108,6 +121,9 @@ FILLER = ("um", "uh", "hmm", "well")
 SPECIAL = ("<pad>", "<bos>", "<eos>", "Q:", "A:", "+", "=")
 VOCAB = (*SPECIAL, *(str(d) for d in range(10)), *BOILER, *OFF_DOMAIN, *FILLER)
 INDEX = {w: i for i, w in enumerate(VOCAB)}
+#: TR's domain example words: the official code's maths list ("1" … "10", "+", "-", "*", "/",
+#: "=", "maths") restricted to this vocabulary
+DOMAIN_WORDS = (*(str(d) for d in range(10)), "+", "=")
 PAD, BOS, EOS = 0, 1, 2
 NOISE_TYPES = ("boiler", "offdomain", "filler")
 METHODS = ("normal", "xtf", "random")
@@ -120,9 +136,14 @@ ARM_NAMES = {"normal": "normal FT", "xtf": "XTF", "random": "random mask", "tc":
              "ri": "RI only", "kn": "KN only", "tr": "TR only", "ri_kn": "RI+KN",
              "ri_tr": "RI+TR", "kn_tr": "KN+TR"}
 EXTRAS = ("baselines", "ablations")
+#: the problem name of the trials at the second noise level
+SECOND = "addition-second"
 #: the fields of the original trial ``all``: its key hashes exactly these
 BASE_PARAMS = ("hidden", "layers", "base_steps", "sft_steps", "batch", "lr", "n_train",
                "n_test", "noise_rate")
+#: XTF's own settings (issue 24): in every trial's key, so results of the earlier reading
+#: (centre over all tokens, 4 classes, no caps) are never mixed with these
+XTF_PARAMS = ("tr_repr", "otsu_classes", "caps")
 BASELINE_PARAMS = ("keep_ratio", "df_drop", "ref_fraction")
 
 
@@ -148,6 +169,11 @@ class XTFConfig(Preset):
     keep_ratio: float = 0.6
     df_drop: float = 0.2
     ref_fraction: float = 0.2
+    tr_repr: str = "hidden"
+    otsu_classes: int = 5
+    caps: tuple[float, ...] = (0.05, 0.1, 0.05)
+    second_noise_rate: float = 0.0
+    cap_among: str = "all"
 
     def validate(self) -> None:
         super().validate()
@@ -164,6 +190,18 @@ class XTFConfig(Preset):
             if not 0 < getattr(self, name) < 1:
                 raise ConfigError(f"{name}: expected a share in (0, 1), got "
                                   f"{getattr(self, name)}")
+        if self.tr_repr not in ("hidden", "input"):
+            raise ConfigError(f"tr_repr: expected 'hidden' or 'input', got {self.tr_repr!r}")
+        if self.cap_among not in ("flagged", "all"):
+            raise ConfigError(f"cap_among: expected 'flagged' or 'all', got {self.cap_among!r}")
+        if self.otsu_classes < 3:
+            raise ConfigError(f"otsu_classes: expected an integer >= 3, got {self.otsu_classes}")
+        if len(self.caps) != 3 or not all(0 < c < 1 for c in self.caps):
+            raise ConfigError(f"caps: expected three shares in (0, 1) (RI, KN, TR), got "
+                              f"{self.caps}")
+        if not 0 <= self.second_noise_rate < 1 or self.second_noise_rate == self.noise_rate:
+            raise ConfigError(f"second_noise_rate: expected 0 (none) or a rate in (0, 1) other "
+                              f"than noise_rate, got {self.second_noise_rate}")
         if int(self.ref_fraction * self.n_train) < 1:
             raise ConfigError(f"ref_fraction: {self.ref_fraction} of n_train={self.n_train} "
                               "leaves no reference problem")
@@ -171,24 +209,29 @@ class XTFConfig(Preset):
 
 PRESETS = {
     "smoke": XTFConfig(seeds=1, hidden=32, layers=1, base_steps=10, sft_steps=10, n_train=48,
-                       n_test=8, batch=16, extras=EXTRAS),
+                       n_test=8, batch=16, extras=EXTRAS, second_noise_rate=0.15),
     "quick": XTFConfig(),
     "full": XTFConfig(seeds=5, base_steps=600, sft_steps=600, n_train=800, n_test=200,
-                      extras=EXTRAS),
+                      extras=EXTRAS, second_noise_rate=0.15),
 }
 
 
 def trials(cfg: XTFConfig) -> list[Trial]:
-    """Per seed: ``all`` (normal, XTF, random; its key is unchanged since the first version),
-    then ``ablations`` and ``baselines`` when the preset's ``extras`` name them."""
+    """Per seed: ``all`` (normal, XTF, random), then ``ablations`` and ``baselines`` when the
+    preset's ``extras`` name them, then ``all`` at ``second_noise_rate`` (problem
+    ``addition-second``) when it is set."""
     d = cfg.to_dict()
-    base = {k: d[k] for k in BASE_PARAMS}
+    base = {k: d[k] for k in (*BASE_PARAMS, *XTF_PARAMS)}
+    base["cap_among"] = cfg.cap_among  # the per-example cap's reading (issue 24)
     extra = {**base, **{k: d[k] for k in BASELINE_PARAMS}}
     out = [Trial("all", "addition", s, base) for s in range(cfg.seeds)]
     if "ablations" in cfg.extras:
         out += [Trial("ablations", "addition", s, base) for s in range(cfg.seeds)]
     if "baselines" in cfg.extras:
         out += [Trial("baselines", "addition", s, extra) for s in range(cfg.seeds)]
+    if cfg.second_noise_rate:
+        second = {**base, "noise_rate": cfg.second_noise_rate}
+        out += [Trial("all", SECOND, s, second) for s in range(cfg.seeds)]
     return out
 
 
@@ -329,6 +372,7 @@ def _prepare(p: dict[str, Any], seed: int) -> dict[str, Any]:
     held-out problems, the three scores from the base model, XTF's noise sets and the random
     mask at XTF's ratio (deterministic given the seed)."""
     from optzoo.preference.xtf import (
+        context_free_states,
         knowledge_novelty,
         reasoning_importance,
         task_relevance,
@@ -369,9 +413,15 @@ def _prepare(p: dict[str, Any], seed: int) -> dict[str, Any]:
     ri_all, kn_all = torch.cat(ri_t), torch.cat(kn_t)
     flat = [(i, j) for i, pos in enumerate(label_pos) for j in pos]
     rows, cols = (torch.tensor([x[k] for x in flat]) for k in (0, 1))
-    tr = task_relevance(model.get_input_embeddings().weight, ids[rows, cols],
-                        ids[att.bool()])
-    noise = xtf_noise(ri_all[rows, cols].numpy(), kn_all[rows, cols].numpy(), tr.numpy())
+    vocab = torch.arange(len(VOCAB))
+    vectors = (context_free_states(model, vocab) if p["tr_repr"] == "hidden"
+               else model.get_input_embeddings().weight)
+    tr = task_relevance(vectors, ids[rows, cols],
+                        torch.tensor([INDEX[w] for w in DOMAIN_WORDS]))
+    noise = xtf_noise(ri_all[rows, cols].numpy(), kn_all[rows, cols].numpy(), tr.numpy(),
+                      groups=rows.numpy(), caps=tuple(p["caps"]),
+                      cap_among=str(p.get("cap_among", "flagged")),
+                      otsu_classes=int(p["otsu_classes"]))
     truth = np.array([kinds_all[i][j] is not None for i, j in flat])
     kinds = np.array([kinds_all[i][j] or "" for i, j in flat])
     random_mask = np.zeros(len(flat), dtype=bool)
@@ -516,9 +566,10 @@ def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
 
 # -- claims --------------------------------------------------------------------------------------
 
-def _claim_recall(results: list[Result], cfg: XTFConfig) -> Claim | NotEvaluated:
-    text = ("XTF's mask finds the injected noise: its recall beats random masking's at the "
-            "same mask ratio.")
+def _claim_recall(results: list[Result], cfg: XTFConfig, at: str = ""
+                  ) -> Claim | NotEvaluated:
+    text = (f"{at}XTF's mask finds the injected noise: its recall beats random masking's at "
+            "the same mask ratio.")
     xtf, rnd = by_seed(results, "recall_xtf"), by_seed(results, "recall_random")
     if not xtf:
         return NotEvaluated(text, "no trial ran")
@@ -537,9 +588,9 @@ BASELINE_TEXT = {"normal": "normal fine-tuning", "random": "random masking at th
                  "double": "normal fine-tuning for twice the steps (double epochs)"}
 
 
-def _claim_accuracy(results: list[Result], cfg: XTFConfig, baseline: str
+def _claim_accuracy(results: list[Result], cfg: XTFConfig, baseline: str, at: str = ""
                     ) -> Claim | NotEvaluated:
-    text = f"XTF's held-out accuracy beats {BASELINE_TEXT[baseline]}."
+    text = f"{at}XTF's held-out accuracy beats {BASELINE_TEXT[baseline]}."
     xtf, base = common_seeds(by_seed(results, "accuracy_xtf"),
                              by_seed(results, f"accuracy_{baseline}"))
     if not xtf:
@@ -641,6 +692,8 @@ def _ratio_key(arm: str) -> str | None:
 
 
 def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
+    second = [r for r in results if r.trial.problem == SECOND]
+    results = [r for r in results if r.trial.problem != SECOND]
     acc_rows = []
     for m in ALL_ARMS:
         if not _has(results, f"accuracy_{m}"):
@@ -665,6 +718,14 @@ def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
                     f"samples; Rho-1: accumulated over its training steps)",
                     ["mask", "recall", "precision", *(f"recall {t}" for t in NOISE_TYPES)],
                     mask_rows)]
+    if second:
+        tables.append(Table(
+            f"At the second noise rate ({cfg.second_noise_rate:g}): exact match, XTF's mask "
+            "ratio and recall (mean ± 95% CI over seeds)", ["method", "accuracy", "recall"],
+            [[ARM_NAMES[m], fmt_ci(*_mean_ci(second, f"accuracy_{m}")),
+              fmt_ci(*_mean_ci(second, f"recall_{m}")) if m != "normal" else "—"]
+             for m in METHODS] + [["XTF's mask ratio", fmt_ci(*_mean_ci(second, "mask_ratio")),
+                                   "—"]]))
     figures = [_figure(results, outdir)] if results else []
     items = [_claim_recall(results, cfg)]
     if results:
@@ -673,19 +734,28 @@ def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
                   *(_claim_accuracy(results, cfg, b) for b in BASELINES),
                   _claim_ablation_trend(results, cfg), _claim_all_three(results, cfg),
                   _claim_own(results, cfg)]
+    if second:
+        at = f"At the second noise rate ({cfg.second_noise_rate:g} per noise type): "
+        items += [_claim_recall(second, cfg, at), _claim_accuracy(second, cfg, "normal", at),
+                  _claim_accuracy(second, cfg, "random", at)]
     claims, notes = split_claims(items)
     notes += ["Scores from the base model before fine-tuning; the union of the three noise "
               "sets is masked (labels −100).",
-              "Observed in the first quick run: TR's second-lowest Multi-Otsu class is a large "
-              "mixed class in this 41-word vocabulary (no whitespace or placeholder tokens "
-              "form the lowest class, as they do in the paper's tokenizers), so XTF masks "
-              "about half of the label tokens against a noise share of about 10 %; and normal "
-              "fine-tuning reaches only ~12 % exact match in 300 steps. Both limit what the "
-              "accuracy claims can show at this scale. A diagnostic generation (seed 0) "
-              "shows why XTF's accuracy is 0: the union masks structural words (among "
-              "them the boilerplate KN finds known) that the model must still produce, "
-              "and the XTF-trained model emits 'us 2 1 song tiger 5 uh …' instead of an "
-              "answer.",
+              "Issue 24: every arm with task relevance used to collapse to 0 exact match. The "
+              "earlier reading (domain centre = mean input embedding over every token of the "
+              "fine-tuning set, one dataset-wide Multi-Otsu class, no per-example cap) made TR "
+              "a per-word-type decision: on quick's data (seed 0) it flagged 47.6 % of the "
+              "label tokens — every 'is', 'result', '+', 'carry' and '<eos>' — and the union "
+              "54 %, so no model learnt to state or end an answer. Now (the authors' code: "
+              "centre of the domain words, last hidden state of each token alone, per-example "
+              "caps of 5 / 10 / 5 % for RI / KN / TR) TR flags 3.8 % and the union 11.8 % on "
+              "the same data. In this tiny model the off-domain words lie as close to the "
+              "digits' centre as the digits do (cosine ≈ 0.7 on seed 0), so TR's class holds "
+              "structural words ('result') rather than the off-domain noise. Because TR is "
+              "context-free and every answer follows one template, its per-example cap picks "
+              "the same word in every example: on quick's seed 1 that word is 'us', and a "
+              "diagnostic generation shows the XTF-trained model writing 'let 1 1 7 + …' "
+              "instead of 'let us compute …' (0 exact match on that seed).",
               "Baselines (same SFT steps, except double epochs): Token Cleaning and Rho-1 use "
               "a reference model fine-tuned on the clean answers of 20 % of the training "
               "problems (an advantage XTF does not have: it trains no reference model); DF "
