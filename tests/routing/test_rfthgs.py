@@ -17,12 +17,12 @@ from optzoo.routing.rfthgs import (  # noqa: E402
     RFTConfig,
     SlotPolicy,
     ast_fingerprint,
-    clipped_policy_loss,
     evolutionary_search,
     grpo_advantages,
     is_duplicate,
     tiered_reward,
     train,
+    verl_policy_loss,
 )
 
 
@@ -146,7 +146,8 @@ def test_grpo_advantages_and_clipped_loss():
     logp_old = torch.zeros(4)
     logp = torch.log(torch.tensor([1.5, 1.5, 0.5, 0.5]))
     a = torch.tensor([1.0, -1.0, 1.0, -1.0])
-    loss = clipped_policy_loss(logp, logp_old, a, 0.2, 0.28)
+    # one token per sequence: verl's seq-mean-token-sum is the mean over sequences
+    loss, _ = verl_policy_loss(logp[:, None], logp_old[:, None], a, torch.ones(4, 1))
     # per element min(ρA, clip(ρ, 0.8, 1.28)A): 1.28, -1.5, 0.5, -0.8
     expected = -np.mean([1.28, -1.5, 0.5, -0.8])
     assert float(loss) == pytest.approx(expected)

@@ -6,10 +6,13 @@ The paper's generator is an LLM (Qwen3 in the released scripts) prompted with th
 of the parent crossover and a list of hard rules; its completion (a short idea plus the full
 file in a code block) is compiled and scored. :class:`LMGenerator` plays that role for any
 causal LM on disk, writing *Python* operators for :mod:`optzoo.routing.hgs`, and plugs into
-:func:`optzoo.routing.rfthgs.train` (``propose`` / ``sequence_log_probs``). Models are loaded
+:func:`optzoo.routing.rfthgs.train` (``propose`` / ``token_log_probs``). Models are loaded
 with ``local_files_only=True``: nothing is downloaded. Sampling defaults are the paper's test-time
-ones (T = 1, top-p 0.95, top-k 200); the loop's loss sums token log-probs per completion and
-averages over completions ("seq-mean-token-sum").
+ones (T = 1, top-p 0.95, top-k 200). :meth:`LMGenerator.token_log_probs` gives the per-token
+log-probs of each completion (padded, with a mask), from which the loop's loss
+(:func:`optzoo.routing.rfthgs.verl_policy_loss`) forms one clipped ratio per token, as verl
+does, before summing over the completion's tokens and averaging over completions
+("seq-mean-token-sum").
 
 The prompt (:func:`build_prompt`) transposes the official one from C++ to Python: role, parent
 source, rules (keep ``crossover(parents, data, cost_evaluator, rng)``, only the allowed imports,
@@ -158,15 +161,29 @@ class LMGenerator(torch.nn.Module):
         comps = self.generate(build_prompt(parent.source), n, generator)
         return [(c, extract_code(c.text)) for c in comps]
 
-    def sequence_log_probs(self, parents: Sequence, children: Sequence[Completion]
-                           ) -> torch.Tensor:
-        """Σ over completion tokens of log π(token | prompt, previous tokens), per completion
-        (the same sampling distribution as :meth:`generate` up to its top-p/top-k truncation,
-        which the loss ignores as verl does)."""
-        out = []
+    def token_log_probs(self, parents: Sequence, children: Sequence[Completion]
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The generator protocol of :func:`~optzoo.routing.rfthgs.train`: log π(token |
+        prompt, previous tokens) of every completion token, ``(B, T)`` right-padded with 0 to
+        the longest completion, and the ``(B, T)`` float mask (1 on completion tokens, the EOS
+        included).  Temperature-scaled like :meth:`generate`; its top-p/top-k truncation is
+        ignored, as verl does."""
+        rows = []
         for c in children:
             ids = torch.cat([c.prompt_ids, c.completion_ids]).unsqueeze(0)
             logits = self.model(ids).logits[0, len(c.prompt_ids) - 1: -1].float()
             logp = torch.log_softmax(logits / self.temperature, -1)
-            out.append(logp.gather(-1, c.completion_ids.unsqueeze(-1)).sum())
-        return torch.stack(out)
+            rows.append(logp.gather(-1, c.completion_ids.unsqueeze(-1))[:, 0])
+        if not rows:
+            raise ValueError("children: expected at least one completion")
+        logp = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True)
+        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(r) for r in rows],
+                                               batch_first=True)
+        return logp, mask.detach()
+
+    def sequence_log_probs(self, parents: Sequence, children: Sequence[Completion]
+                           ) -> torch.Tensor:
+        """Σ over completion tokens of log π(token | prompt, previous tokens), per completion
+        (the masked row sums of :meth:`token_log_probs`)."""
+        logp, mask = self.token_log_probs(parents, children)
+        return (logp * mask).sum(-1)

@@ -17,12 +17,16 @@ per iteration::
   indices and returns ``Solution(data, routes)``, the form generated operators take.  On the
   same parents and ``rng`` state it returns the same child as :func:`srex` (tested), up to the
   order of routes with exactly equal polar angles, which ``std::sort`` (not stable beyond 16
-  routes) may order differently from Python's stable sort.
+  routes) may order differently from Python's stable sort;
+* :func:`compile_operator` -- turns a program of :mod:`optzoo.routing.crossover_dsl` or a
+  source text into such a callable, checking its entry point and arity first (trusted code
+  only: generated code goes through :mod:`optzoo.routing.sandbox`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 
 from pyvrp import CostEvaluator, ProblemData, RandomNumberGenerator, Route, Solution
 from pyvrp.crossover import ordered_crossover as _pyvrp_ox
@@ -167,3 +171,65 @@ def python_srex(parents: Parents, data: ProblemData, cost_evaluator: CostEvaluat
     cost1 = cost_evaluator.penalised_cost(child1)
     cost2 = cost_evaluator.penalised_cost(child2)
     return child1 if cost1 < cost2 else child2
+
+
+def compile_operator(operator: Mapping[str, str] | str, entry: str = "crossover"
+                     ) -> Callable[[Parents, ProblemData, CostEvaluator, RandomNumberGenerator],
+                                   Solution]:
+    r"""Compile a crossover for in-process use with :func:`optzoo.routing.hgs.run_hgs`.
+
+    **Trusted code only** -- the project's own programs (a grammar program, the SREX port of
+    :func:`optzoo.routing.code_corpus.srex_source`, an operator the user wrote).  The source
+    runs in this process with the real builtins; the static check below is a filter for
+    mistakes, not a security boundary.  Code a model generated goes through
+    :func:`optzoo.routing.sandbox.run_untrusted` (e.g.
+    :class:`optzoo.routing.rfthgs.SandboxEvaluator`) instead.
+
+    The source is checked up front with :func:`optzoo.routing.sandbox.check_source` (parses,
+    compiles, only the sandbox's allowed imports and names, and a module-level ``def entry``
+    with exactly four positional arguments), so a wrong signature fails here with its reason
+    and line instead of as a ``TypeError`` deep inside PyVRP's genetic algorithm.
+
+    Args:
+        operator: a program of :mod:`optzoo.routing.crossover_dsl` (a slot -> choice mapping,
+            validated and rendered with :func:`~optzoo.routing.crossover_dsl.render`) or the
+            text of a Python module.
+        entry: the function to return (default ``crossover``).
+
+    Returns:
+        ``entry`` from the executed module: ``(parents, data, cost_evaluator, rng) ->
+        Solution``.
+
+    Raises:
+        ValueError: ``operator`` is neither a mapping nor a string, the program is not in the
+            grammar, or the source fails the check (the message names the problem and line).
+
+    Example:
+        >>> from optzoo.routing import generate_x_like, run_hgs
+        >>> from optzoo.routing.crossover_dsl import EXPERT
+        >>> op = compile_operator(EXPERT)
+        >>> run_hgs(generate_x_like(20, seed=0), op, iterations=20, seed=1).is_feasible()
+        True
+        >>> compile_operator("def crossover(parents, data):\n    return parents[0]\n")
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: operator: forbidden (line 1): ...
+    """
+    from optzoo.routing.crossover_dsl import render, validate
+    from optzoo.routing.sandbox import check_source
+
+    if isinstance(operator, Mapping):
+        source = render(validate(dict(operator)))
+    elif isinstance(operator, str):
+        source = operator
+    else:
+        raise ValueError(f"operator: expected a crossover_dsl program (a mapping) or source "
+                         f"text, got {type(operator).__name__}")
+    verdict = check_source(source, entry=entry, arity=4)
+    if not verdict.ok:
+        where = f" (line {verdict.lineno})" if verdict.lineno is not None else ""
+        raise ValueError(f"operator: {verdict.status}{where}: {verdict.reason}")
+    namespace: dict = {"__name__": f"optzoo_operator_{entry}"}
+    exec(compile(source, f"<operator {entry}>", "exec"), namespace)  # trusted, see above
+    return namespace[entry]

@@ -8,7 +8,7 @@ The learning loop follows the official training setup as the brief reports it:
   scalar reward. The generator here is :class:`SlotPolicy`, a categorical policy over the
   program space of :mod:`optzoo.routing.crossover_dsl` conditioned on the parent's choices (the
   CPU stand-in for the LLM that reads the parent's source), or any module with the same
-  ``propose`` / ``sequence_log_probs`` methods (:class:`optzoo.routing.lm_generator.LMGenerator`
+  ``propose`` / ``token_log_probs`` methods (:class:`optzoo.routing.lm_generator.LMGenerator`
   adapts a Hugging Face causal LM).
 * **Multi-tier reward** (:func:`tiered_reward`, ``vrp_evo.py`` of the code):
   no code / compile error −1.0; runtime error, crash or timeout −0.8; AST duplicate of the
@@ -19,16 +19,31 @@ The learning loop follows the official training setup as the brief reports it:
   graded with runtime errors here and counted separately.)
 * **Operator cache** (:class:`OperatorCache`): starts with the expert; every operator with
   r > 0 joins it (de-duplicated by source); each epoch's prompts are re-sampled from it with
-  replacement, so later prompts ask to improve earlier winners.
-* **GRPO** (:func:`grpo_advantages`, :func:`clipped_policy_loss`): a group of n completions per
-  prompt shares one instance draw and one HGS seed; advantages (r − mean)/(std + ε) within the
-  group; PPO-style clipped ratio with asymmetric clip (0.2 below, 0.28 above: "clip-higher"),
-  no KL and no entropy term, "seq-mean-token-sum" aggregation (log-probs summed over a
-  program's tokens — here its slots — and averaged over programs).
+  replacement, so later prompts ask to improve earlier winners.  The expert is the paper's
+  starting operator, SREX: for a code-writing generator
+  (:class:`~optzoo.routing.lm_generator.LMGenerator`) the source of the verified SREX port
+  (:func:`optzoo.routing.code_corpus.srex_source`, the same child as PyVRP's C++ SREX on the
+  same parents and random stream); for :class:`SlotPolicy`, which can only rewrite programs of
+  the grammar, the grammar's SREX-like program :data:`~optzoo.routing.crossover_dsl.EXPERT`.
+* **GRPO as verl computes it** (:func:`grpo_advantages`, :func:`verl_policy_loss`): a group of
+  n completions per prompt shares one instance draw and one HGS seed; advantages
+  (r − mean)/(std + ε) within the group, broadcast to every token of the completion; verl's
+  ``compute_policy_loss`` per token: ratio ρ_t = exp(log π_θ(y_t | x, y_<t) − log π_old(y_t |
+  x, y_<t)) (log-ratio clamped to ±20), ℓ_t = −min(ρ_t A, clip(ρ_t, 1 − ε_low, 1 + ε_high) A)
+  with DAPO's clip-higher ε_low = 0.2, ε_high = 0.28, and verl's dual clip for A < 0
+  (ℓ_t ≤ −A·c, c = ``clip_ratio_c`` = 10 in the official script; verl's default is 3); no KL
+  and no entropy term; ``loss_agg_mode="seq-mean-token-sum"``: ℓ summed over a completion's
+  tokens, averaged over completions (verl's ``agg_loss``), and divided by the official fork's
+  ``loss_scale_factor`` when it exceeds 1 (500 in the script; 1 here by default: under Adam a
+  constant factor changes only the effective ε).  :class:`SlotPolicy` has no text: each of
+  its slot decisions is one "token" (one ratio, one clip per slot).
 
 Deviations (CPU scale, recorded): the generator is a slot policy, not a 14B LLM; Python
 crossovers run inside PyVRP's GA instead of patched C++; group 8 × 4 prompts per step (paper
-8 × 16); learning rate of a small Adam-trained table instead of 1e-6 full fine-tuning.
+8 × 16); learning rate of a small Adam-trained table instead of 1e-6 full fine-tuning; no
+gradient-norm clipping (verl clips at 1.0); ``ppo_epochs`` passes over the whole batch (the
+official script makes one on-policy update per batch — mini-batch = batch, one PPO epoch —
+where every ratio is 1 and the clip never acts; a second pass lets it act).
 """
 
 from __future__ import annotations
@@ -187,7 +202,29 @@ class OperatorCache:
     entries: list[CacheEntry] = field(default_factory=list)
 
     @classmethod
-    def with_expert(cls, base_gap: float, expert: dict[str, str] | None = None) -> OperatorCache:
+    def with_expert(cls, base_gap: float, expert: dict[str, str] | str | None = None
+                    ) -> OperatorCache:
+        """A pool holding only the expert, with gap ``base_gap`` (the SREX baseline's).
+
+        Args:
+            base_gap: mean gap of the expert (the precomputed SREX table's mean).
+            expert: a grammar program (default :data:`~optzoo.routing.crossover_dsl.EXPERT`)
+                or an operator's source text, e.g. the SREX port
+                :func:`optzoo.routing.code_corpus.srex_source` (its entry then has no
+                program).  A source must define ``crossover`` with four arguments and pass
+                the sandbox's static check: a broken expert would poison every prompt.
+        """
+        if isinstance(expert, str):
+            from optzoo.routing.sandbox import check_source
+
+            verdict = check_source(expert, arity=4)
+            if not verdict.ok:
+                raise ValueError(f"expert: the source fails the static check ({verdict.status}"
+                                 f", line {verdict.lineno}): {verdict.reason}")
+            return cls([CacheEntry(None, expert, float(base_gap), 0.0)])
+        if expert is not None and not isinstance(expert, dict):
+            raise ValueError(f"expert: expected a grammar program (dict), a source text or "
+                             f"None, got {type(expert).__name__}")
         prog = validate(expert or EXPERT)
         return cls([CacheEntry(prog, render(prog), float(base_gap), 0.0)])
 
@@ -237,11 +274,26 @@ class SlotPolicy(torch.nn.Module):
     def propose(self, parent: CacheEntry, n: int, generator: torch.Generator
                 ) -> list[tuple[dict[str, str], str]]:
         """The generator protocol of :func:`train`: n (program, source) children of a prompt."""
+        if parent.program is None:
+            raise ValueError("parent: SlotPolicy rewrites grammar programs only; this cache "
+                             "entry is free-form source (start the cache from a grammar "
+                             "program, e.g. crossover_dsl.EXPERT)")
         return [(p, render(p)) for p in self.sample(parent.program, n, generator)]
+
+    def token_log_probs(self, parents: Sequence[CacheEntry],
+                        children: Sequence[dict[str, str]]
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The generator protocol of :func:`train`: per-"token" log-probs and their mask.
+
+        A program has no text here: each slot decision is one token, so the result is
+        ``(len(children), len(SLOTS))`` log π(choice_s | parent's choice_s) with an all-ones
+        mask (every program makes every decision)."""
+        logp = torch.stack(self._slot_log_probs([p.program for p in parents], children), -1)
+        return logp, torch.ones_like(logp)
 
     def sequence_log_probs(self, parents: Sequence[CacheEntry],
                            children: Sequence[dict[str, str]]) -> torch.Tensor:
-        """The generator protocol of :func:`train`: token-sum log-probs of the children."""
+        """Token-sum log-probs of the children (the sum of :meth:`token_log_probs`)."""
         return self.log_probs([p.program for p in parents], children)
 
     @torch.no_grad()
@@ -262,11 +314,19 @@ class SlotPolicy(torch.nn.Module):
                   programs: Sequence[dict[str, str]]) -> torch.Tensor:
         """Batched :meth:`log_prob`, shape (len(programs),)."""
         total = torch.zeros(len(programs))
+        for lp in self._slot_log_probs(parents, programs):
+            total = total + lp
+        return total
+
+    def _slot_log_probs(self, parents: Sequence[dict[str, str]],
+                        programs: Sequence[dict[str, str]]) -> list[torch.Tensor]:
+        # one (len(programs),) tensor per slot, in self.slots order
+        out = []
         for s in self.slots:
             rows = torch.tensor([SLOTS[s].index(p[s]) for p in parents])
             cols = torch.tensor([SLOTS[s].index(c[s]) for c in programs])
-            total = total + torch.log_softmax(self.logits(s), -1)[rows, cols]
-        return total
+            out.append(torch.log_softmax(self.logits(s), -1)[rows, cols])
+        return out
 
 
 def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -278,13 +338,53 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return (rewards - mean) / (std + eps)
 
 
-def clipped_policy_loss(logp: torch.Tensor, logp_old: torch.Tensor, adv: torch.Tensor,
-                        clip_low: float = 0.2, clip_high: float = 0.28) -> torch.Tensor:
-    """PPO clipped surrogate with asymmetric clipping ("clip-higher"), sequence-level ratios
-    (log-probs already summed over tokens), averaged over sequences; no KL, no entropy."""
-    ratio = torch.exp(logp - logp_old)
-    clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high)
-    return -torch.minimum(ratio * adv, clipped * adv).mean()
+def verl_policy_loss(logp: torch.Tensor, logp_old: torch.Tensor, adv: torch.Tensor,
+                     mask: torch.Tensor, clip_low: float = 0.2, clip_high: float = 0.28,
+                     clip_ratio_c: float = 10.0, loss_scale_factor: float = 1.0
+                     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The policy loss RFTHGS trains with: verl's ``compute_policy_loss`` (PPO surrogate per
+    token, clip-higher, dual clip) aggregated by ``agg_loss(..., "seq-mean-token-sum")``.
+
+    Per token, with ρ = exp(clamp(logp − logp_old, ±20)) and A the completion's advantage::
+
+        ℓ = max(−Aρ, −A·clip(ρ, 1 − clip_low, 1 + clip_high))       (A ≥ 0)
+        ℓ = min(max(−Aρ, −A·clip(ρ, 1 − clip_low, 1 + clip_high)), −A·c)   (A < 0)
+
+    loss = mean over completions of Σ over the completion's tokens of ℓ, divided by
+    ``loss_scale_factor`` when it exceeds 1 (the official fork's ``agg_loss``).
+
+    Computed by :func:`optzoo.policy.grpo_loss`: its ``delta`` caps ρ in the unclipped branch,
+    which equals verl's dual clip whenever c > 1 + clip_high (for A < 0 both give
+    −A·min(max(ρ, clip(ρ)), c); for A > 0 the cap sits above the clipped branch and never
+    binds), and ``loss_type="dr_grpo"`` with ``max_completion_length=1`` divides the token
+    sum by the number of completions, i.e. "seq-mean-token-sum".  Tested against a loop over
+    verl's formula.
+
+    Args:
+        logp: ``(B, T)`` token log-probs under the current policy (with grad).
+        logp_old: ``(B, T)`` token log-probs under the sampling policy.
+        adv: ``(B,)`` advantages, one per completion.
+        mask: ``(B, T)`` 1 on completion tokens, 0 on padding.
+        clip_low, clip_high: ε_low, ε_high (paper 0.2 / 0.28).
+        clip_ratio_c: the dual-clip bound c, > 1 + clip_high (official script 10).
+        loss_scale_factor: divisor applied when > 1 (official script 500).
+
+    Returns:
+        (loss, metrics) as :func:`optzoo.policy.grpo_loss` returns them.
+    """
+    from optzoo.policy import grpo_loss
+
+    if not clip_ratio_c > 1.0 + clip_high:
+        raise ValueError(f"clip_ratio_c: expected > 1 + clip_high = {1 + clip_high}, got "
+                         f"{clip_ratio_c}")
+    if not loss_scale_factor > 0:
+        raise ValueError(f"loss_scale_factor: expected > 0, got {loss_scale_factor}")
+    loss, metrics = grpo_loss(logp, logp_old, adv, mask, epsilon_low=clip_low,
+                              epsilon_high=clip_high, loss_type="dr_grpo",
+                              max_completion_length=1, delta=clip_ratio_c)
+    if loss_scale_factor > 1.0:
+        loss = loss / loss_scale_factor
+    return loss, metrics
 
 
 # -- the trainer -----------------------------------------------------------------------------
@@ -302,6 +402,8 @@ class RFTConfig:
         lr: Adam learning rate of the generator.
         ppo_epochs: passes over each batch (the first is on-policy: ratio 1).
         clip_low, clip_high: asymmetric clip range.
+        clip_ratio_c: verl's dual-clip bound for negative advantages (official script 10).
+        loss_scale_factor: the official fork's loss divisor (its script: 500; 1: none).
         use_cache: re-sample prompts from the operator cache (False: always the expert).
         reward: the reward tiers.
     """
@@ -314,6 +416,8 @@ class RFTConfig:
     ppo_epochs: int = 2
     clip_low: float = 0.2
     clip_high: float = 0.28
+    clip_ratio_c: float = 10.0
+    loss_scale_factor: float = 1.0
     use_cache: bool = True
     reward: RewardConfig = RewardConfig()
 
@@ -326,15 +430,31 @@ class RFTConfig:
                              f"{self.group}")
         if not self.lr > 0 or not 0 < self.clip_low < 1 or not self.clip_high > 0:
             raise ValueError("lr > 0, 0 < clip_low < 1 and clip_high > 0 expected")
+        if not self.clip_ratio_c > 1 + self.clip_high:
+            raise ValueError(f"clip_ratio_c: expected > 1 + clip_high, got {self.clip_ratio_c}")
+        if not self.loss_scale_factor > 0:
+            raise ValueError(f"loss_scale_factor: expected > 0, got {self.loss_scale_factor}")
 
 
 Evaluator = Callable[[str, Sequence[int], int], dict]
 """(source, instance indices, hgs seed) -> {"status", "source", "gaps"} (see tiered_reward)."""
 
 
+def default_expert(policy) -> dict[str, str] | str:
+    """The starting operator of the cache for ``policy``: the grammar's SREX-like program for
+    a :class:`SlotPolicy` (it can only rewrite grammar programs), else the source of the
+    verified SREX port (:func:`optzoo.routing.code_corpus.srex_source`), the paper's expert."""
+    if isinstance(policy, SlotPolicy):
+        return dict(EXPERT)
+    from optzoo.routing.code_corpus import srex_source
+
+    return srex_source()
+
+
 def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed: int = 0,
           policy=None,
-          progress: Callable[[int, dict], None] | None = None) -> dict:
+          progress: Callable[[int, dict], None] | None = None,
+          expert: dict[str, str] | str | None = None) -> dict:
     """Run the RFTHGS loop.
 
     Args:
@@ -345,10 +465,13 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
         seed: seeds prompts, instance draws, HGS seeds and sampling.
         policy: the generator (default: a fresh uniform :class:`SlotPolicy`): any torch module
             with ``propose(parent_entry, n, generator) -> [(child, source or None)]`` and
-            ``sequence_log_probs(parent_entries, children) -> tensor`` (e.g.
+            ``token_log_probs(parent_entries, children) -> (logp, mask)``, both ``(B, T)``
+            padded per-token log-probs of the children (e.g.
             :class:`optzoo.routing.lm_generator.LMGenerator`). A None source (no code in the
             completion) gets the compile tier without evaluation.
         progress: called after each step with (step, metrics).
+        expert: the cache's starting operator (default :func:`default_expert`: the SREX
+            port's source, or the grammar's program for a :class:`SlotPolicy`).
 
     Returns:
         {"history": per-step metrics, "policy": the generator, "cache": the operator cache}.
@@ -356,11 +479,15 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
     rng = random.Random(seed)
     gen = torch.Generator().manual_seed(seed)
     policy = policy or SlotPolicy()
+    if not callable(getattr(policy, "token_log_probs", None)):
+        raise ValueError("policy: expected a generator with token_log_probs(parents, "
+                         "children) -> (logp, mask) (per-token log-probs for verl's loss)")
     opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
     base_gaps = np.asarray(base_gaps, dtype=float)
     n_inst = len(base_gaps)
     k_inst = min(cfg.instances_per_reward, n_inst)
-    cache = OperatorCache.with_expert(float(base_gaps.mean()))
+    cache = OperatorCache.with_expert(float(base_gaps.mean()),
+                                      default_expert(policy) if expert is None else expert)
     memo: dict = {}
     history = []
     for step in range(cfg.steps):
@@ -392,10 +519,12 @@ def train(evaluator: Evaluator, base_gaps: Sequence[float], cfg: RFTConfig, seed
         r_t = torch.tensor(rewards, dtype=torch.float32)
         adv = grpo_advantages(r_t).flatten()
         with torch.no_grad():
-            logp_old = policy.sequence_log_probs(batch_parents, batch_children)
+            logp_old, mask = policy.token_log_probs(batch_parents, batch_children)
         for _ in range(cfg.ppo_epochs):
-            logp = policy.sequence_log_probs(batch_parents, batch_children)
-            loss = clipped_policy_loss(logp, logp_old, adv, cfg.clip_low, cfg.clip_high)
+            logp, _ = policy.token_log_probs(batch_parents, batch_children)
+            loss, _ = verl_policy_loss(logp, logp_old, adv.to(logp), mask,
+                                       cfg.clip_low, cfg.clip_high, cfg.clip_ratio_c,
+                                       cfg.loss_scale_factor)
             opt.zero_grad()
             loss.backward()
             opt.step()

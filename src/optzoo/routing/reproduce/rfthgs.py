@@ -444,6 +444,7 @@ def run_trial(trial: Trial, device: str) -> dict:
     base = _srex_gaps(train_specs, train_refs, cfg.iterations, [0])[:, 0]
     evaluator = _evaluator(train_specs, train_refs, cfg.iterations, cfg.instance_source)
     res: dict = {"base_gap_mean": float(base.mean())}
+    expert_source = render(EXPERT)  # the grammar's SREX-like program: SlotPolicy's expert
     if trial.method == "evolution":
         budget = cfg.steps * cfg.prompts * cfg.group
         out = evolutionary_search(evaluator, base, budget, seed=trial.seed,
@@ -471,7 +472,8 @@ def run_trial(trial: Trial, device: str) -> dict:
         # test time as in the paper: operators sampled from the trained generator on the
         # expert's prompt (the paper samples 64); the one with the lowest mean gap on all
         # training instances (seed 0) goes to the held-out test, so selection never sees it
-        expert = out["cache"].entries[0]
+        expert = out["cache"].entries[0]  # the generator's expert (rfthgs.default_expert)
+        expert_source = expert.source
         draws = out["policy"].propose(expert, cfg.test_operators,
                                       torch.Generator().manual_seed(50_000 + trial.seed))
         all_train = list(range(len(train_specs)))
@@ -481,7 +483,7 @@ def run_trial(trial: Trial, device: str) -> dict:
             if r["status"] == "ok" and np.all(np.isfinite(r["gaps"])):
                 scored.append((float(np.mean(r["gaps"])), src))
         res["sampled_valid_frac"] = len(scored) / len(draws)
-        best_source = min(scored)[1] if scored else render(EXPERT)
+        best_source = min(scored)[1] if scored else expert_source
     seeds = list(range(cfg.test_seeds))
     srex = _srex_gaps(test_specs, test_refs, cfg.iterations, seeds)
     mine = _operator_gaps(best_source, test_specs, test_refs, cfg.iterations, seeds,
@@ -492,7 +494,7 @@ def run_trial(trial: Trial, device: str) -> dict:
     res["srex_test_gap"] = float(srex.mean())
     for k, d in enumerate((mine - srex).ravel()):
         res[f"diff_{k}"] = float(d) if math.isfinite(d) else None
-    res["best_is_expert"] = bool(is_duplicate(best_source, render(EXPERT)))
+    res["best_is_expert"] = bool(is_duplicate(best_source, expert_source))
     return res
 
 
