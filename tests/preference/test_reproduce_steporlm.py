@@ -5,7 +5,9 @@ ties do not pass; the claims decide from the metrics they name."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from optzoo.errors import ConfigError
 from optzoo.experiment import Result, Trial
 from optzoo.experiment.core import NotEvaluated
 from optzoo.preference import steporlm as steporlm_module
@@ -17,6 +19,7 @@ from optzoo.preference.reproduce.steporlm import (
     _check_wdpo,
     _claim_best_of_n,
     _claim_chain,
+    _claim_disc,
     _claim_frozen,
     _claim_prm_acts,
     _spec_pairs,
@@ -100,6 +103,23 @@ def test_a_genprm_at_chance_decides_nothing():
     assert _claim_best_of_n(acting, cfg).status == "held"
 
 
+def test_the_discriminative_prm_claims_can_fail():
+    cfg = PRESETS["full"]
+    gen = BASE["prm_accuracy_initial"]
+    worse = _results(**BASE, prm_accuracy_disc=[a + 0.06 for a in gen])
+    assert _claim_disc(worse, cfg)[0].status == "not held"
+    better = _results(**BASE, prm_accuracy_disc=[a - 0.08 for a in gen],
+                      accuracy_steporlm=[0.6, 0.62, 0.61, 0.63],
+                      accuracy_disc=[0.6, 0.62, 0.61, 0.63])
+    first, second = _claim_disc(better, cfg)
+    assert first.status == "held"
+    assert second.status != "held"  # a tie of the policies never passes
+    chance = dict(BASE, prm_accuracy_initial=[0.7, 0.71, 0.7, 0.69])
+    blind = _results(**chance, prm_accuracy_disc=[0.6] * 4)
+    assert _claim_disc(blind, cfg)[0].status == "inconclusive"  # a GenPRM at chance
+    assert all(isinstance(c, NotEvaluated) for c in _claim_disc(_results(**BASE), cfg))
+
+
 def test_trials_and_presets():
     for name, cfg in PRESETS.items():
         ts = trials(cfg)
@@ -107,3 +127,6 @@ def test_trials_and_presets():
         assert len({t.key("steporlm") for t in ts}) == len(ts)
     assert PRESETS["quick"].seeds >= 3 and PRESETS["full"].seeds >= 5
     assert PRESETS["full"].iterations == 3 and PRESETS["quick"].iterations == 1
+    assert "disc" in PRESETS["full"].arms and PRESETS["full"].disc_prm
+    with pytest.raises(ConfigError, match="disc_prm"):
+        PRESETS["quick"].with_overrides({"arms": "steporlm,disc", "disc_prm": "false"})

@@ -15,7 +15,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optzoo.preference.genprm import BAD, GOOD, GenPRM, judge_prompt
+from optzoo.preference.genprm import BAD, GOOD, GenPRM, StepClassifierPRM, judge_prompt
 from optzoo.preference.or_problems import or_tokenizer, sample_problems, step_labels
 from optzoo.preference.problems import word_llama
 from optzoo.preference.steporlm import (
@@ -166,6 +166,47 @@ def test_wdpo_training_uses_wdpo_loss(tok):
     changed = any(not torch.equal(a, b) for a, b in zip(pol.parameters(), twin.parameters(),
                                                         strict=True))
     assert changed
+
+
+def test_step_classifier_is_myopic_and_learns(tok):
+    """The discriminative baseline judges each step from the problem and the steps up to it:
+    a step's verdict does not change when later steps change (the GenPRM's may), the batched
+    one-forward judge matches a slow one-prefix-at-a-time forward, a JUDGE word inside a
+    step is not taken for a tag, and it fits the labels it is trained on."""
+    probs = sample_problems(4, seed=1, max_vars=2, max_constraints=2, integer_share=0.0)
+    prompts, trajs, labels = [], [], []
+    for n, p in enumerate(probs):
+        steps = list(p.steps)
+        if n % 2:
+            steps[2] = steps[2].replace("<=", ">=") if "<=" in steps[2] else \
+                steps[2].replace(">=", "<=")
+        t = " ; ".join(steps)
+        prompts.append(p.prompt)
+        trajs.append(t)
+        labels.append(step_labels(p, t))
+    disc = StepClassifierPRM(_model(tok, seed=2), tok)
+    v = disc.judge(prompts, trajs)
+    assert [len(x) for x in v] == [len(lab) for lab in labels]
+    good, bad, tag = tok.convert_tokens_to_ids([GOOD, BAD, "JUDGE"])
+    steps0 = trajs[0].split(" ; ")
+    for i in range(len(steps0)):  # slow reference: one prefix (steps 1..i tagged), no batch
+        row = tok(prompts[0]).input_ids
+        for st_ in steps0[:i + 1]:
+            row += tok(st_, add_special_tokens=False).input_ids + [tag]
+        ids = torch.tensor([row])
+        with torch.no_grad():
+            logits = disc.model(input_ids=ids).logits[0, -1]
+        assert v[0][i] == bool(logits[good] >= logits[bad])
+    # myopic: changing the last step leaves the verdicts of the earlier steps as they were
+    other = " ; ".join(steps0[:-1] + ["INT x1"])
+    assert disc.judge(prompts[:1], [other])[0][:-1] == v[0][:-1]
+    assert len(disc.judge(prompts[:1], ["VARS x1 JUDGE ; SOLVE"])[0]) == 2
+    losses = disc.train(prompts, trajs, labels, steps=60, lr=1e-2, batch_size=4)
+    assert np.isfinite(losses).all() and losses[-1] < 0.1 * losses[0]
+    assert disc.judge(prompts, trajs) == [list(lab) for lab in labels]
+    assert disc.score(["p =>"], [""]) == [0.0]
+    with pytest.raises(ValueError, match="labels"):
+        disc.train(prompts[:1], trajs[:1], [[True]], steps=1)
 
 
 def test_one_coevolution_iteration(tok):

@@ -61,8 +61,8 @@ from optzoo.preference.or_modelling import Outcome, verify
 from optzoo.preference.wdpo import wdpo_loss
 
 __all__ = ["PAIR_RULES", "REFERENCES", "IterationStats", "StepORLMConfig", "best_of_n",
-           "build_pairs", "coevolve_iteration", "completion_logps", "encode", "majority_vote",
-           "sample_trajectories", "sft", "train_wdpo"]
+           "build_pairs", "check_round_trip", "coevolve_iteration", "completion_logps", "encode",
+           "majority_vote", "sample_trajectories", "sft", "train_wdpo"]
 
 PAIR_RULES = ("dual", "dual_unweighted", "outcome")
 REFERENCES = ("policy_start", "initial_sft", None)
@@ -139,6 +139,24 @@ def _pad(rows: list[list[int]], value: int, left: bool) -> tuple[torch.Tensor, t
     return ids, mask
 
 
+def check_round_trip(tokenizer, texts: Sequence[str]) -> None:
+    """Raise unless every text survives ``decode(encode(text))`` up to whitespace.
+
+    The loop works on texts: sampled token ids are decoded, parsed and verified, and every
+    training batch re-encodes its prompts and completions with the tokenizer (so a subword
+    tokenizer's canonical split is what is trained, whatever split was sampled).  That needs
+    the modelling language and the problems to round-trip through the user's tokenizer; an
+    unknown symbol (``<=``, ``;``, a digit) would silently become ``<unk>`` and every model
+    would fail to parse.
+    """
+    for t in texts:
+        ids = tokenizer(t, add_special_tokens=False).input_ids
+        back = tokenizer.decode(ids, skip_special_tokens=True)
+        if back.split() != t.split():
+            raise ValueError(f"tokenizer: {t!r} does not round-trip (decodes to {back!r}); the "
+                             f"modelling language needs a tokenizer that can spell it")
+
+
 def encode(tokenizer, prompts: Sequence[str], completions: Sequence[str],
            device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     """Left-padded prompts and right-padded completions + EOS (the layout of
@@ -176,7 +194,8 @@ def sft(model, tokenizer, prompts: Sequence[str], completions: Sequence[str], *,
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps: expected an integer >= 0, got {steps!r}")
     rng = np.random.default_rng(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    # foreach: the multi-tensor AdamW, the same updates bit for bit (checked), fewer kernel calls
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
     model.train()
     losses = []
     for _ in range(steps):
@@ -223,7 +242,7 @@ def train_wdpo(policy, reference, tokenizer, prompts: Sequence[str], chosen: Seq
             lp, m = completion_logps(reference, tokenizer, prompts, rejected)
             ref_r = (lp * m).sum(-1)
     rng = np.random.default_rng(seed)
-    opt = torch.optim.AdamW(policy.parameters(), lr=lr)
+    opt = torch.optim.AdamW(policy.parameters(), lr=lr, foreach=True)
     policy.train()
     losses = []
     for _ in range(steps):
@@ -313,7 +332,10 @@ class IterationStats:
 
 def coevolve_iteration(policy, prm, tokenizer, problems: Sequence, cfg: StepORLMConfig, *,
                        seed: int = 0, initial_policy=None,
-                       verifier: Callable[[str, float], Outcome] = verify) -> IterationStats:
+                       verifier: Callable[[str, float], Outcome] = verify,
+                       groups: Sequence[Sequence[str]] | None = None,
+                       verdicts: Callable[[], list[list[bool]]] | None = None,
+                       ) -> IterationStats:
     """One iteration of Algorithm 1 on ``problems`` (objects with ``prompt`` and ``optimum``),
     updating ``policy`` (W-DPO) and, with ``cfg.update_prm``, ``prm`` in place.
 
@@ -327,21 +349,30 @@ def coevolve_iteration(policy, prm, tokenizer, problems: Sequence, cfg: StepORLM
         seed: seed of sampling, pair subsampling and minibatches.
         initial_policy: the SFT policy (needed for ``reference="initial_sft"``).
         verifier: ``verifier(text, gold) -> Outcome`` (e.g. a cached :func:`verify`).
+        groups: this iteration's samples, when the caller already drew them with the same
+            policy weights, ``k``, ``seed``, temperature and length (arms that start from
+            the same policy share their first iteration's samples; None: sample here).
+        verdicts: returns ``prm``'s verdicts on those samples, for a caller that has them
+            from a GenPRM with the same weights (None: judge here).
     """
     if not problems:
         raise ValueError("problems: expected at least one problem")
     if cfg.reference == "initial_sft" and initial_policy is None:
         raise ValueError("initial_policy: needed for reference='initial_sft'")
     prompts = [p.prompt for p in problems]
-    groups = sample_trajectories(policy, tokenizer, prompts, k=cfg.k, seed=seed,
-                                 temperature=cfg.temperature,
-                                 max_new_tokens=cfg.max_new_tokens)
+    if groups is None:
+        groups = sample_trajectories(policy, tokenizer, prompts, k=cfg.k, seed=seed,
+                                     temperature=cfg.temperature,
+                                     max_new_tokens=cfg.max_new_tokens)
+    if len(groups) != len(problems) or any(len(g) != cfg.k for g in groups):
+        raise ValueError(f"groups: expected {len(problems)} groups of k = {cfg.k} samples")
     flat_p = [p for p, g in zip(prompts, groups, strict=True) for _ in g]
     flat_t = [t for g in groups for t in g]
     outcomes = [verifier(t, p.optimum).correct
                 for p, g in zip(problems, groups, strict=True) for t in g]
     use_prm = cfg.rule != "outcome"
-    verdicts = prm.judge(flat_p, flat_t) if use_prm or cfg.update_prm else None
+    judge = verdicts if verdicts is not None else (lambda: prm.judge(flat_p, flat_t))
+    verdicts = judge() if use_prm or cfg.update_prm else None
     scores = [sum(v) / len(v) if v else 0.0 for v in verdicts] if verdicts else [0.0] * len(flat_t)
     rng = np.random.default_rng([seed, 7])
     ps, cs, rs, ws, n_outcome = [], [], [], [], 0

@@ -21,7 +21,13 @@ Per seed (trial ``all``), as the brief's small-scale section describes:
   ``outcome`` (outcome-only DPO: solver pairs, w = 1), ``plain`` (DPO on the dual-feedback
   pairs, unweighted, GenPRM co-evolving), ``frozen`` (W-DPO, GenPRM never refined),
   ``steporlm`` (W-DPO + GenPRM self-refinement: the full method) and, where the preset names
-  it, ``reffree`` (the full method with the reference-free printed loss).
+  them, ``reffree`` (the full method with the reference-free printed loss) and ``disc``
+  (W-DPO with the discriminative step PRM below in place of the GenPRM, frozen).
+* **Discriminative step PRM** (``disc_prm``, the brief's baseline;
+  :class:`~optzoo.preference.genprm.StepClassifierPRM`): a per-step classifier of the GenPRM's
+  size that reads the problem and the steps up to the one it scores, trained on the same noisy
+  labels with the same steps, batch (of trajectories) and learning rate; its step-label
+  accuracy is compared with the initial GenPRM's on the same held-out trajectories.
 * **Metrics** on the held-out set (greedy decoding): solver-verified accuracy, *perturbed*
   accuracy (the model must also attain the gold optimum under other objectives over the same
   feasible set, :func:`~optzoo.preference.or_problems.perturbed_correct` — so a wrong constraint
@@ -29,6 +35,23 @@ Per seed (trial ``all``), as the brief's small-scale section describes:
   per the oracle); the GenPRM's step-label accuracy against the oracle (initial vs refined) on
   the same trajectories; best-of-``n_best`` by the GenPRM vs majority vote of the objective
   values.
+
+A user's model (issue 24's "a user's local Hugging Face model runs the same loop"):
+``--set policy_model=/path`` (and optionally ``--set genprm_model=/path``) is any local
+``AutoModelForCausalLM`` folder with its tokenizer, loaded with ``local_files_only``
+(:func:`optzoo.llm.load_causal_lm`, never downloaded), on ``--device``; ``hidden`` / ``layers``
+(``prm_hidden`` / ``prm_layers``) are then unused.  The loop works on texts and re-encodes
+them with each model's own tokenizer, so word-level and subword tokenizers both work; the
+problems and the modelling language must round-trip through it (checked at the start of the
+trial, :func:`~optzoo.preference.steporlm.check_round_trip`), and ``GOOD`` / ``BAD`` are added
+to a GenPRM tokenizer that lacks them as single tokens.  A subword tokenizer spends more tokens
+per step: raise ``max_new_tokens``.  GPU recipe::
+
+    optzoo reproduce steporlm --preset full --device cuda --jobs 1 \
+        --set policy_model=/models/my-llm --set genprm_model=/models/my-llm \
+        --set max_new_tokens=160 --set sft_lr=1e-4 --set prm_lr=1e-4
+
+(the learning rates above suit a pretrained model; the presets' are for random tiny ones).
 
 Trial ``checks`` decides, exactly, what the brief says quick must at least decide: Algorithm 1's
 pair rules against an independent enumeration, the W-DPO weights against per-pair DPO losses,
@@ -44,7 +67,11 @@ Readings and deviations (fixed before any result was seen):
 * quick runs one iteration, 2-variable / 2-constraint problems and neither the reference-free
   nor the frozen-GenPRM arm (its 60 s budget; with one iteration the frozen arm is the same
   policy as StepORLM: the refined GenPRM first scores pairs in iteration 2); "more iterations
-  help" and "co-evolving beats frozen" are evaluated where ``iterations ≥ 2``;
+  help" and "co-evolving beats frozen" are evaluated where ``iterations ≥ 2``; quick trains
+  the discriminative step PRM (its step-label accuracy claim) but runs no ``disc`` policy arm;
+* the discriminative step PRM's "per-step classifier" is read as a causal LM scoring a tag
+  after each step (it sees the problem and steps 1..i) with a two-way GOOD/BAD head, frozen in
+  its arm (a classifier writes no critiques to refine on);
 * the paper's β, learning rate, k and pairs per problem were not recovered: β = 0.1,
   ``max_pairs = 4`` and the learning rates below are this reproduction's choices, the same in
   every arm and never tuned.  One change after the first quick run, for a diagnosed failure,
@@ -65,6 +92,9 @@ Verdict margins (fixed before results were seen):
   differ from the SFT policy's; otherwise the comparisons of policies are inconclusive.
 * ``min_rho = 0.1``: "more iterations help" is a rising Spearman trend of accuracy in the
   iteration (0 = SFT), CI above 0.1.
+* ``min_disc = 0.02`` (fixed before the discriminative PRM was first run): "the GenPRM's
+  step-label accuracy ≥ the discriminative PRM's" is non-inferiority with a two-point margin
+  (CI of GenPRM − discriminative above −0.02); the GenPRM-acts guard applies.
 * The checks are exact (``bound_holds``: zero violations).
 """
 
@@ -100,11 +130,12 @@ from optzoo.experiment.verdicts import (
     bound_holds,
     by_seed,
     common_seeds,
+    noninferior,
     not_acting,
     superior,
     trend,
 )
-from optzoo.preference.genprm import GenPRM
+from optzoo.preference.genprm import GenPRM, StepClassifierPRM, judge_prompt
 from optzoo.preference.or_modelling import (
     LinearModel,
     ModelError,
@@ -127,6 +158,7 @@ from optzoo.preference.steporlm import (
     StepORLMConfig,
     best_of_n,
     build_pairs,
+    check_round_trip,
     coevolve_iteration,
     majority_vote,
     sample_trajectories,
@@ -139,11 +171,13 @@ ARMS = {"outcome": ("outcome", "policy_start", False),
         "plain": ("dual_unweighted", "policy_start", True),
         "frozen": ("dual", "policy_start", False),
         "steporlm": ("dual", "policy_start", True),
-        "reffree": ("dual", None, True)}
+        "reffree": ("dual", None, True),
+        "disc": ("dual", "policy_start", False)}
 ARM_NAMES = {"sft": "SFT only (π₀)", "outcome": "outcome-only DPO",
              "plain": "plain DPO (dual, w = 1)", "frozen": "W-DPO + frozen GenPRM",
              "steporlm": "StepORLM (W-DPO + co-evolving GenPRM)",
-             "reffree": "StepORLM, reference-free loss"}
+             "reffree": "StepORLM, reference-free loss",
+             "disc": "W-DPO + discriminative step PRM"}
 METRICS = ("accuracy", "perturbed", "process")
 METRIC_NAMES = {"accuracy": "held-out solver-verified accuracy",
                 "perturbed": "perturbed-set accuracy", "process": "process-correct rate"}
@@ -189,9 +223,18 @@ class StepORLMPreset(Preset):
     min_prm: float = 0.02
     min_changed: float = 0.05
     min_rho: float = 0.1
+    disc_prm: bool = False
+    min_disc: float = 0.02
+    policy_model: str = ""
+    genprm_model: str = ""
 
     def validate(self) -> None:
         super().validate()
+        for name in ("policy_model", "genprm_model"):
+            path = getattr(self, name)
+            if path and not (Path(path) / "config.json").is_file():
+                raise ConfigError(f"{name}: expected a local Hugging Face model folder (with "
+                                  f"config.json), got {path!r}")
         for name in ("n_sft", "n_pool", "n_hard", "n_test", "hidden", "layers", "batch",
                      "prm_hidden", "prm_layers", "iterations", "max_pairs", "dpo_batch",
                      "max_new_tokens", "n_checks"):
@@ -207,6 +250,8 @@ class StepORLMPreset(Preset):
             raise ConfigError("max_vars, max_constraints: expected 2 or 3")
         if not 0 <= self.label_noise < 0.5:
             raise ConfigError(f"label_noise: expected a rate in [0, 0.5), got {self.label_noise}")
+        if "disc" in self.arms and not self.disc_prm:
+            raise ConfigError("arms: 'disc' needs disc_prm=true (the discriminative PRM)")
         bad = set(self.arms) - set(ARMS)
         if bad or "steporlm" not in self.arms:
             raise ConfigError(f"arms: expected a subset of {tuple(ARMS)} with 'steporlm', got "
@@ -221,13 +266,14 @@ PRESETS = {
     "smoke": StepORLMPreset(seeds=1, n_sft=24, n_pool=12, n_hard=8, n_test=8, sft_steps=6,
                             prm_steps=4, iterations=2, k=2, dpo_steps=2, dpo_batch=4,
                             refine_steps=2, max_new_tokens=24, n_best=2, perturb_k=1,
-                            arms=tuple(ARMS), n_checks=10),
-    "quick": StepORLMPreset(),
+                            arms=tuple(ARMS), n_checks=10, disc_prm=True),
+    "quick": StepORLMPreset(disc_prm=True),
     "full": StepORLMPreset(seeds=5, max_vars=3, max_constraints=3, n_sft=1000, n_pool=900,
                            n_hard=600, n_test=200, hidden=64, layers=2, sft_steps=500,
                            sft_lr=3e-3, prm_hidden=64, prm_layers=2, prm_steps=400,
                            prm_lr=3e-3, iterations=3, dpo_steps=60, refine_steps=60,
-                           max_new_tokens=72, perturb_k=3, arms=tuple(ARMS), n_checks=500),
+                           max_new_tokens=72, perturb_k=3, arms=tuple(ARMS), n_checks=500,
+                           disc_prm=True),
 }
 
 
@@ -236,8 +282,10 @@ def trials(cfg: StepORLMPreset) -> list[Trial]:
     d = cfg.to_dict()
     checks = {"n_checks": d["n_checks"], "max_vars": d["max_vars"],
               "max_constraints": d["max_constraints"]}
+    # the model folders enter the trial parameters only when set (the built-in models' trial
+    # keys stay those of earlier runs)
     run = {k: v for k, v in d.items() if k not in ("seeds", "n_checks") and not
-           k.startswith("min_")}
+           k.startswith("min_") and not (k in ("policy_model", "genprm_model") and not v)}
     return [Trial("checks", "or-lp", 0, checks),
             *(Trial("all", "or-lp", s, run) for s in range(cfg.seeds))]
 
@@ -440,9 +488,44 @@ def _best_of_n(policy, prm: GenPRM, tok, test, solver: _Solver, p: dict, seed: i
     return float(np.mean(bon)), float(np.mean(maj)), float(np.mean(one))
 
 
+def _policy(p: dict, seed: int, device: str, maxpos: int):
+    """π₀ before warm-up and its tokenizer: the tiny word-level Llama, or the user's local
+    Hugging Face folder ``policy_model`` with its own tokenizer (never downloaded)."""
+    if p.get("policy_model"):
+        from optzoo.llm import load_causal_lm
+
+        model, tok = load_causal_lm(p["policy_model"], device=device)
+        return model, tok
+    tok = or_tokenizer()
+    return word_llama(len(tok), hidden=int(p["hidden"]), layers=int(p["layers"]),
+                      max_positions=maxpos, seed=seed).to(device), tok
+
+
+def _genprm_start(p: dict, seed: int, device: str, maxpos: int) -> GenPRM:
+    """The untrained GenPRM: a tiny word-level Llama, or the user's folder ``genprm_model``
+    (``GOOD``/``BAD`` added to its tokenizer when they are not single tokens)."""
+    if p.get("genprm_model"):
+        from optzoo.llm import load_causal_lm
+        from optzoo.preference.genprm import add_verdict_tokens
+
+        model, tok = load_causal_lm(p["genprm_model"], device=device)
+        add_verdict_tokens(model, tok)
+        return GenPRM(model, tok)
+    tok = or_tokenizer()
+    return GenPRM(word_llama(len(tok), hidden=int(p["prm_hidden"]), layers=int(p["prm_layers"]),
+                             max_positions=maxpos, seed=seed + 1000).to(device), tok)
+
+
+def _disc_start(p: dict, seed: int, device: str, maxpos: int) -> StepClassifierPRM:
+    """The untrained discriminative step PRM: the GenPRM's architecture (or the same user
+    folder), its own initialisation; the global torch RNG is left as it was."""
+    with torch.random.fork_rng():
+        start = _genprm_start(p, seed + 1000, device, maxpos)
+    return StepClassifierPRM(start.model, start.tokenizer)
+
+
 def _run_all(p: dict, seed: int, device: str) -> dict[str, Any]:
     torch.manual_seed(seed)
-    tok = or_tokenizer()
     solver = _Solver()
     kw = {"max_vars": int(p["max_vars"]), "max_constraints": int(p["max_constraints"])}
     rng = np.random.default_rng([seed, 1])
@@ -454,8 +537,8 @@ def _run_all(p: dict, seed: int, device: str) -> dict[str, Any]:
         solver.cache[q.model] = Solution("optimal", q.optimum)
     maxpos = 256
     # -- Phase 1: warm-up SFT on the teacher's (generator's) models, stopped early
-    pi0 = word_llama(len(tok), hidden=int(p["hidden"]), layers=int(p["layers"]),
-                     max_positions=maxpos, seed=seed).to(device)
+    pi0, tok = _policy(p, seed, device, maxpos)
+    check_round_trip(tok, [q.prompt for q in warm[:20]] + [q.solution for q in warm[:20]])
     sft(pi0, tok, [q.prompt for q in warm], [q.solution for q in warm],
         steps=int(p["sft_steps"]), batch_size=int(p["batch"]), lr=float(p["sft_lr"]),
         seed=seed)
@@ -475,8 +558,8 @@ def _run_all(p: dict, seed: int, device: str) -> dict[str, Any]:
                 prm_p.append(q.prompt)
                 prm_t.append(t)
                 prm_l.append(_noisy(lab, float(p["label_noise"]), lab_rng))
-    prm0 = GenPRM(word_llama(len(tok), hidden=int(p["prm_hidden"]), layers=int(p["prm_layers"]),
-                             max_positions=maxpos, seed=seed + 1000).to(device), tok)
+    prm0 = _genprm_start(p, seed, device, maxpos)
+    check_round_trip(prm0.tokenizer, [judge_prompt(q.prompt, q.solution) for q in warm[:20]])
     prm0.train(prm_p, prm_t, prm_l, steps=int(p["prm_steps"]), batch_size=int(p["batch"]),
                lr=float(p["prm_lr"]), seed=seed)
     # GenPRM evaluation set: π₀'s samples on the held-out problems (never trained on)
@@ -485,6 +568,13 @@ def _run_all(p: dict, seed: int, device: str) -> dict[str, Any]:
                              max_new_tokens=int(p["max_new_tokens"]))
     ev_probs, ev_trajs = [q for q in test for _ in range(2)], _flat(ev)
     out["prm_accuracy_initial"], out["prm_chance"] = _prm_accuracy(prm0, ev_probs, ev_trajs)
+    disc = None
+    if p.get("disc_prm"):
+        # the baseline: a per-step classifier on the same noisy labels, steps, batch and lr
+        disc = _disc_start(p, seed, device, maxpos)
+        disc.train(prm_p, prm_t, prm_l, steps=int(p["prm_steps"]), batch_size=int(p["batch"]),
+                   lr=float(p["prm_lr"]), seed=seed)
+        out["prm_accuracy_disc"], _ = _prm_accuracy(disc, ev_probs, ev_trajs)
     # -- the hard subset: problems on which π₀'s k samples are not all solver-correct
     k = int(p["k"])
     hs = sample_trajectories(pi0, tok, [q.prompt for q in pool], k=k, seed=seed + 3,
@@ -493,6 +583,22 @@ def _run_all(p: dict, seed: int, device: str) -> dict[str, Any]:
     hard = [q for q, g in zip(pool, hs, strict=True)
             if not all(solver.verify(t, q.optimum).correct for t in g)][:int(p["n_hard"])]
     out["n_hard"] = len(hard)
+    # iteration 1 of every arm starts from π₀ and prm0's weights with the same seed: its
+    # samples and GenPRM verdicts are drawn once and shared (the same values, not recomputed)
+    shared: dict[str, Any] = {}
+
+    def first_groups():
+        if "groups" not in shared:
+            shared["groups"] = sample_trajectories(
+                pi0, tok, [q.prompt for q in hard], k=k, seed=seed * 100,
+                temperature=float(p["temperature"]), max_new_tokens=int(p["max_new_tokens"]))
+        return shared["groups"]
+
+    def first_verdicts():
+        if "verdicts" not in shared:
+            shared["verdicts"] = prm0.judge([q.prompt for q in hard for _ in range(k)],
+                                            _flat(first_groups()))
+        return shared["verdicts"]
     # -- Phase 2: the arms, each from the same π₀ and GenPRM, same samples and steps
     for arm in p["arms"]:
         rule, reference, update = ARMS[arm]
@@ -503,11 +609,16 @@ def _run_all(p: dict, seed: int, device: str) -> dict[str, Any]:
                              prm_steps=int(p["refine_steps"]), prm_lr=float(p["refine_lr"]),
                              temperature=float(p["temperature"]),
                              max_new_tokens=int(p["max_new_tokens"]))
-        policy, prm = copy.deepcopy(pi0), GenPRM(copy.deepcopy(prm0.model), tok)
+        policy = copy.deepcopy(pi0)
+        prm = disc if arm == "disc" else GenPRM(copy.deepcopy(prm0.model), prm0.tokenizer)
         pairs = weights = kept = 0.0
         for it in range(int(p["iterations"])):
+            first = it == 0 and hard
             stats = coevolve_iteration(policy, prm, tok, hard, cfg, seed=seed * 100 + it,
-                                       initial_policy=pi0, verifier=solver.verify)
+                                       initial_policy=pi0, verifier=solver.verify,
+                                       groups=first_groups() if first else None,
+                                       verdicts=first_verdicts if first and arm != "disc"
+                                       else None)
             pairs += stats.pairs
             weights += stats.mean_weight
             kept += stats.prm_kept
@@ -665,6 +776,34 @@ def _claim_prm_acts(results, cfg) -> Claim | NotEvaluated:
                        f"{_mean(c):.3f}", superior(a, c, min_effect=cfg.min_prm))
 
 
+def _claim_disc(results, cfg) -> list[Claim | NotEvaluated]:
+    res = _all(results)
+    t1 = ("The GenPRM (whole trajectory, generative) labels steps at least as accurately as a "
+          "discriminative per-step classifier trained on the same noisy labels (the paper's "
+          "case against myopic step-wise PRMs); non-inferiority, margin "
+          f"{cfg.min_disc}.")
+    t2 = ("W-DPO with the co-evolving GenPRM beats W-DPO with the discriminative step PRM "
+          "in its place: held-out accuracy of the policy.")
+    g, d = common_seeds(by_seed(res, "prm_accuracy_initial"), by_seed(res, "prm_accuracy_disc"))
+    out: list[Claim | NotEvaluated] = []
+    if not d:
+        out.append(NotEvaluated(t1, "the preset trains no discriminative PRM (disc_prm)"))
+    else:
+        out.append(Claim(t1, f"step-label accuracy GenPRM {_mean(g):.3f} vs discriminative "
+                             f"{_mean(d):.3f} (majority-label rate "
+                             f"{_mean(by_seed(res, 'prm_chance')):.3f}) over {len(g)} seeds",
+                         _guarded(noninferior(g, d, margin=cfg.min_disc), res, cfg,
+                                  policy=False)))
+    a, b = common_seeds(by_seed(res, "accuracy_steporlm"), by_seed(res, "accuracy_disc"))
+    if not b:
+        out.append(NotEvaluated(t2, "the preset runs no 'disc' arm"))
+    else:
+        out.append(Claim(t2, f"StepORLM {_mean(a):.3f} vs discriminative-PRM W-DPO "
+                             f"{_mean(b):.3f} over {len(a)} seeds",
+                         _guarded(superior(a, b, min_effect=cfg.min_accuracy), res, cfg)))
+    return out
+
+
 def _claim_best_of_n(results, cfg) -> Claim | NotEvaluated:
     text = ("GenPRM best-of-N beats majority vote over the same N samples (paper: 81.4 → 85.6 "
             "with the GenPRM verifier), for the StepORLM policy and for the SFT policy.")
@@ -721,6 +860,8 @@ def summarize(results: list[Result], cfg: StepORLMPreset, outdir: Path) -> Summa
                      ["step-label accuracy, refined (StepORLM)",
                       _ci(res, "prm_accuracy_refined")],
                      ["majority-label rate (chance)", _ci(res, "prm_chance")],
+                     ["step-label accuracy, discriminative step PRM",
+                      _ci(res, "prm_accuracy_disc")],
                      ["best-of-N (StepORLM policy)", _ci(res, "bon_steporlm")],
                      ["majority vote (StepORLM policy)", _ci(res, "maj_steporlm")],
                      ["single sample (StepORLM policy)", _ci(res, "single_steporlm")],
@@ -737,7 +878,8 @@ def summarize(results: list[Result], cfg: StepORLMPreset, outdir: Path) -> Summa
     if res:
         items += [_claim_prm_acts(results, cfg), _claim_over_sft(results, cfg),
                   *(_claim_chain(results, cfg, metric) for metric in METRICS),
-                  *_claim_frozen(results, cfg), _claim_best_of_n(results, cfg),
+                  *_claim_frozen(results, cfg), *_claim_disc(results, cfg),
+                  _claim_best_of_n(results, cfg),
                   _claim_iterations(results, cfg)]
     claims, notes = split_claims(items)
     notes += ["Every arm starts from the same SFT policy and GenPRM of its seed, samples k "
