@@ -164,6 +164,24 @@ def _batch(tokenizer, problems, device) -> tuple[torch.Tensor, torch.Tensor, tor
     return ids.to(device), mask.to(device), labels.to(device)
 
 
+def supervised_step(model, optimizer, scheduler, ids, mask, labels, grad_clip: float,
+                    where: str) -> float:
+    """One step of next-token cross-entropy on the ``labels`` positions (−100: context only,
+    e.g. the prompt), gradient-norm clipped; returns the loss.  ``where`` names the step in
+    the error raised on a non-finite loss."""
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                             labels[:, 1:].reshape(-1), ignore_index=-100)
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"{where}: non-finite loss (lower lr)")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    scheduler.step()
+    return float(loss.detach())
+
+
 def _train(config: PretrainConfig, device: torch.device,
            log: Callable[[str], None] | None) -> PretrainedLM:
     if config.init is not None:
@@ -187,17 +205,8 @@ def _train(config: PretrainConfig, device: torch.device,
         model.train()
         ids, mask, labels = _batch(tokenizer, task.sample(config.batch_size, train_rng,
                                                           exclude=exclude), device)
-        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                 labels[:, 1:].reshape(-1), ignore_index=-100)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"pretrain: non-finite loss at step {step} (lower lr)")
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
+        losses.append(supervised_step(model, opt, sched, ids, mask, labels, config.grad_clip,
+                                      f"pretrain: step {step}"))
         if step % config.eval_every == 0 or step == config.max_steps:
             model.eval()
             acc = greedy_accuracy(model, tokenizer, task, eval_prompts, max_new_tokens=max_new)

@@ -38,6 +38,7 @@ import torch
 
 from optzoo.cache import cache_dir, locked
 from optzoo.llm.models import TinyLlama, count_parameters
+from optzoo.llm.pretraining import supervised_step
 from optzoo.routing import code_corpus
 
 CODE_LM_VERSION = 1  # bump when training changes, so stale cached models are not reused
@@ -177,17 +178,8 @@ def _train(config: CodeLMConfig, device: torch.device,
             mask[i, :len(s)] = 1
             labels[i, n_prompt:len(s)] = ids[i, n_prompt:len(s)]
         ids, mask, labels = ids.to(device), mask.to(device), labels.to(device)
-        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                 labels[:, 1:].reshape(-1), ignore_index=-100)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"code LM: non-finite loss at step {step} (lower lr)")
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        opt.step()
-        sched.step()
-        history.append(float(loss.detach()))
+        history.append(supervised_step(model, opt, sched, ids, mask, labels, config.grad_clip,
+                                       f"code LM: step {step}"))
         if log is not None and (step % 25 == 0 or step == config.steps):
             log(f"code LM step {step}/{config.steps}: loss {np.mean(history[-25:]):.3f}")
     model.eval()
