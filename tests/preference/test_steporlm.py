@@ -114,10 +114,9 @@ def test_genprm_verdicts_match_slow_loop(tok):
     assert prm.judge(["p =>"], [""]) == [[]] and prm.score(["p =>"], [""]) == [0.0]
 
 
-def test_genprm_training_and_judging_agree(tok):
-    """SFT on critiques and generation use the same format: after fitting four oracle
-    critiques (two right trajectories, two with a corrupted constraint, each of its own
-    problem) the GenPRM writes exactly them back."""
+def _critiques():
+    """Four problems' gold trajectories, every second with a flipped constraint (step 2), and
+    their oracle step labels."""
     probs = sample_problems(4, seed=1, max_vars=2, max_constraints=2, integer_share=0.0)
     prompts, trajs, labels = [], [], []
     for n, p in enumerate(probs):
@@ -129,6 +128,14 @@ def test_genprm_training_and_judging_agree(tok):
         prompts.append(p.prompt)
         trajs.append(t)
         labels.append(step_labels(p, t))
+    return prompts, trajs, labels
+
+
+def test_genprm_training_and_judging_agree(tok):
+    """SFT on critiques and generation use the same format: after fitting four oracle
+    critiques (two right trajectories, two with a corrupted constraint, each of its own
+    problem) the GenPRM writes exactly them back."""
+    prompts, trajs, labels = _critiques()
     assert labels[1][2] is False and labels[1][-1] is False and all(labels[0])
     prm = GenPRM(_model(tok, seed=1), tok)
     losses = prm.train(prompts, trajs, labels, steps=60, lr=1e-2, batch_size=4)
@@ -173,17 +180,7 @@ def test_step_classifier_is_myopic_and_learns(tok):
     a step's verdict does not change when later steps change (the GenPRM's may), the batched
     one-forward judge matches a slow one-prefix-at-a-time forward, a JUDGE word inside a
     step is not taken for a tag, and it fits the labels it is trained on."""
-    probs = sample_problems(4, seed=1, max_vars=2, max_constraints=2, integer_share=0.0)
-    prompts, trajs, labels = [], [], []
-    for n, p in enumerate(probs):
-        steps = list(p.steps)
-        if n % 2:
-            steps[2] = steps[2].replace("<=", ">=") if "<=" in steps[2] else \
-                steps[2].replace(">=", "<=")
-        t = " ; ".join(steps)
-        prompts.append(p.prompt)
-        trajs.append(t)
-        labels.append(step_labels(p, t))
+    prompts, trajs, labels = _critiques()
     disc = StepClassifierPRM(_model(tok, seed=2), tok)
     v = disc.judge(prompts, trajs)
     assert [len(x) for x in v] == [len(lab) for lab in labels]

@@ -215,14 +215,15 @@ def stale_results(results: Path | str = "results") -> list[Staleness]:
 def mark_stale(results: Path | str = "results") -> list[Staleness]:
     """Mark every stale result as such (and unmark any that matches again), then regenerate
     ``RESULTS.md``; returns the stale ones."""
-    stale = {(s.slug, s.preset) for s in stale_results(results)}
+    stale = stale_results(results)
+    keys = {(s.slug, s.preset) for s in stale}
     for r in published(results):
-        flag = (r.slug, r.preset) in stale
+        flag = (r.slug, r.preset) in keys
         if bool(r.provenance.get("stale")) != flag:
             atomic_write_text(r.path / "provenance.json",
                               json.dumps({**r.provenance, "stale": flag}, indent=2) + "\n")
     write_results_md(results)
-    return [s for s in stale_results(results)]
+    return [dataclasses.replace(s, marked=True) for s in stale]
 
 
 def _notes(results: Path) -> dict[str, str]:

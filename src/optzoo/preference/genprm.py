@@ -95,8 +95,38 @@ def _n_steps(trajectory: str) -> int:
         return 0
 
 
-class GenPRM:
-    """A causal LM used as a generative step judge.
+class _StepJudge:
+    """What both step judges share: batched :meth:`judge` over ``_judge``, :meth:`score`, and
+    the check that ``labels`` has one label per step."""
+
+    @torch.no_grad()
+    def judge(self, prompts: Sequence[str], trajectories: Sequence[str], *,
+              batch_size: int = 256) -> list[list[bool]]:
+        """Step verdicts (True = ``GOOD``), one per step of each trajectory."""
+        if len(prompts) != len(trajectories):
+            raise ValueError(f"trajectories: expected {len(prompts)} (one per prompt), got "
+                             f"{len(trajectories)}")
+        out: list[list[bool]] = []
+        for s in range(0, len(prompts), batch_size):
+            out += self._judge(prompts[s:s + batch_size], trajectories[s:s + batch_size])
+        return out
+
+    def score(self, prompts: Sequence[str], trajectories: Sequence[str]) -> list[float]:
+        """r(τ): the fraction of steps judged ``GOOD`` (0 for an empty trajectory)."""
+        return [sum(v) / len(v) if v else 0.0 for v in self.judge(prompts, trajectories)]
+
+    @staticmethod
+    def _check_labels(prompts, trajectories, labels) -> None:
+        if not (len(prompts) == len(trajectories) == len(labels)):
+            raise ValueError("prompts, trajectories, labels: expected equally many")
+        for t, lab in zip(trajectories, labels, strict=True):
+            if len(lab) != _n_steps(t):
+                raise ValueError(f"labels: expected one label per step ({_n_steps(t)}) of "
+                                 f"{t!r}, got {len(lab)}")
+
+
+class GenPRM(_StepJudge):
+    """A causal LM used as a generative step judge (greedy verdicts).
 
     Args:
         model: a Hugging Face causal LM.
@@ -117,18 +147,6 @@ class GenPRM:
         self.model, self.tokenizer, self.max_steps = model, tokenizer, int(max_steps)
         self.good_id, self.bad_id = ids
         self.sep = sep
-
-    @torch.no_grad()
-    def judge(self, prompts: Sequence[str], trajectories: Sequence[str], *,
-              batch_size: int = 256) -> list[list[bool]]:
-        """Greedy step verdicts (True = ``GOOD``), one per step of each trajectory."""
-        if len(prompts) != len(trajectories):
-            raise ValueError(f"trajectories: expected {len(prompts)} (one per prompt), got "
-                             f"{len(trajectories)}")
-        out: list[list[bool]] = []
-        for s in range(0, len(prompts), batch_size):
-            out += self._judge(prompts[s:s + batch_size], trajectories[s:s + batch_size])
-        return out
 
     def _judge(self, prompts, trajectories) -> list[list[bool]]:
         n_steps = [_n_steps(t) for t in trajectories]
@@ -167,10 +185,6 @@ class GenPRM:
         return [verdicts[i, :min(n, width)].tolist() + [False] * max(0, n - width)
                 for i, n in enumerate(n_steps)]
 
-    def score(self, prompts: Sequence[str], trajectories: Sequence[str]) -> list[float]:
-        """r(τ): the fraction of steps judged ``GOOD`` (0 for an empty trajectory)."""
-        return [sum(v) / len(v) if v else 0.0 for v in self.judge(prompts, trajectories)]
-
     def train(self, prompts: Sequence[str], trajectories: Sequence[str],
               labels: Sequence[Sequence[bool]], *, steps: int, batch_size: int = 32,
               lr: float = 1e-3, seed: int = 0) -> list[float]:
@@ -178,12 +192,7 @@ class GenPRM:
         trajectory.  ``labels`` needs one label per step of each trajectory."""
         from optzoo.preference.steporlm import sft
 
-        if not (len(prompts) == len(trajectories) == len(labels)):
-            raise ValueError("prompts, trajectories, labels: expected equally many")
-        for t, lab in zip(trajectories, labels, strict=True):
-            if len(lab) != _n_steps(t):
-                raise ValueError(f"labels: expected one label per step ({_n_steps(t)}) of "
-                                 f"{t!r}, got {len(lab)}")
+        self._check_labels(prompts, trajectories, labels)
         keep = [i for i, lab in enumerate(labels) if len(lab)]
         if not keep:
             raise ValueError("trajectories: expected at least one non-empty trajectory")
@@ -193,7 +202,7 @@ class GenPRM:
                    batch_size=batch_size, lr=lr, seed=seed)
 
 
-class StepClassifierPRM:
+class StepClassifierPRM(_StepJudge):
     """The discriminative step-wise PRM baseline (brief: "discriminative step-wise PRM
     (per-step classifier) in place of the GenPRM"): a causal LM used as a binary classifier
     that scores each step *alone*, from the problem and the steps up to that one, never the
@@ -252,29 +261,17 @@ class StepClassifierPRM:
         logits = self.model.get_output_embeddings()(hidden[at[:, 0], at[:, 1]])
         return (logits[:, self.good_id] - logits[:, self.bad_id]).float()
 
-    @torch.no_grad()
-    def judge(self, prompts: Sequence[str], trajectories: Sequence[str], *,
-              batch_size: int = 256) -> list[list[bool]]:
-        """Step verdicts (True = ``GOOD``), each from the problem and the steps up to it."""
-        if len(prompts) != len(trajectories):
-            raise ValueError(f"trajectories: expected {len(prompts)} (one per prompt), got "
-                             f"{len(trajectories)}")
+    def _judge(self, prompts, trajectories) -> list[list[bool]]:
+        """Each step's verdict from the problem and the steps up to it."""
         self.model.eval()
-        out: list[list[bool]] = []
-        for s in range(0, len(prompts), batch_size):
-            rows = [self._row(p, t) for p, t in zip(prompts[s:s + batch_size],
-                                                    trajectories[s:s + batch_size], strict=True)]
-            good = (self._gaps(rows) >= 0).tolist() if any(tags for _, tags in rows) else []
-            at = 0
-            for t, (_, tags) in zip(trajectories[s:s + batch_size], rows, strict=True):
-                n = len(tags)
-                out.append(good[at:at + n] + [False] * max(0, _n_steps(t) - n))
-                at += n
+        rows = [self._row(p, t) for p, t in zip(prompts, trajectories, strict=True)]
+        good = (self._gaps(rows) >= 0).tolist() if any(tags for _, tags in rows) else []
+        out, at = [], 0
+        for t, (_, tags) in zip(trajectories, rows, strict=True):
+            n = len(tags)
+            out.append(good[at:at + n] + [False] * max(0, _n_steps(t) - n))
+            at += n
         return out
-
-    def score(self, prompts: Sequence[str], trajectories: Sequence[str]) -> list[float]:
-        """The fraction of steps classified ``GOOD`` (0 for an empty trajectory)."""
-        return [sum(v) / len(v) if v else 0.0 for v in self.judge(prompts, trajectories)]
 
     def train(self, prompts: Sequence[str], trajectories: Sequence[str],
               labels: Sequence[Sequence[bool]], *, steps: int, batch_size: int = 32,
@@ -284,13 +281,9 @@ class StepClassifierPRM:
         ``labels`` needs one label per step."""
         import numpy as np
 
-        if not (len(prompts) == len(trajectories) == len(labels)):
-            raise ValueError("prompts, trajectories, labels: expected equally many")
+        self._check_labels(prompts, trajectories, labels)
         ex = []
         for p, t, lab in zip(prompts, trajectories, labels, strict=True):
-            if len(lab) != _n_steps(t):
-                raise ValueError(f"labels: expected one label per step ({_n_steps(t)}) of "
-                                 f"{t!r}, got {len(lab)}")
             if lab:
                 row = self._row(p, t)
                 ex.append((row, [float(v) for v in lab[:len(row[1])]]))
