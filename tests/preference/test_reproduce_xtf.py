@@ -17,6 +17,7 @@ from optzoo.preference.reproduce.xtf import (
     SECOND,
     VOCAB,
     _answer,
+    _augmented,
     _claim_ablation_trend,
     _claim_accuracy,
     _claim_all_three,
@@ -171,12 +172,38 @@ def test_xtf_against_each_baseline_needs_a_gain_beyond_the_margin():
     cfg = PRESETS["full"]
     acc = _ablation(0.3, 0.3, 0.5)
     acc.update({"tc": [0.5] * 5, "rho1": list(acc["xtf"]), "df": [0.3, 0.31, 0.29, 0.3, 0.3],
-                "double": [0.6] * 5})
+                "double": [0.6] * 5, "da": [0.45] * 5})
     res = _arm_results(acc)
     assert _claim_accuracy(res, cfg, "rho1").status == "not held"  # a tie
     assert _claim_accuracy(res, cfg, "df").status == "held"
     assert _claim_accuracy(res, cfg, "double").status == "not held"
     assert _claim_accuracy(res, cfg, "tc").status != "held"
+    assert _claim_accuracy(res, cfg, "da").status == "held"
+    assert "DA" in _claim_accuracy(res, cfg, "da").text
+
+
+def test_da_adds_one_commuted_paraphrase_per_problem_noisy_at_the_sets_rate_never_a_test_one():
+    train = [(47, 38), (12, 34), (99, 99), (10, 90), (21, 56)] * 40
+    test = [(34, 12)]  # the paraphrase of (12, 34) would be a held-out problem
+    prep = {"train": train, "test": test, "seqs": [[1, 2]] * len(train),
+            "labels": [[-100, 2]] * len(train)}
+    seqs, labels, n = _augmented(prep, 0.3, np.random.default_rng(0))
+    assert n == len(train) - 40 and len(seqs) == len(labels) == len(train) + n
+    assert seqs[:len(train)] == prep["seqs"] and labels[:len(train)] == prep["labels"]
+    noisy = 0
+    for ids, lab in zip(seqs[len(train):], labels[len(train):], strict=True):
+        words = [VOCAB[t] for t in ids]
+        prompt = words[2:words.index("A:")]  # after <bos> and "Q:"
+        a, b = (int("".join(prompt[:prompt.index("+")])),
+                int("".join(prompt[prompt.index("+") + 1:])))
+        assert (b, a) in set(train) and (a, b) not in set(test)
+        answer = words[words.index("A:") + 1:-1]
+        tail = answer[len(answer) - 1 - answer[::-1].index("is") + 1:]
+        assert "".join(w for w in tail if w.isdigit()) == str(a + b)
+        assert lab[:words.index("A:") + 1] == [-100] * (words.index("A:") + 1)
+        noisy += answer != _answer(a, b)
+    # three noise types at 0.3 each: 1 − 0.7³ ≈ 0.66 of the paraphrases carry some noise
+    assert 0.5 < noisy / n < 0.8
 
 
 def test_rho1_selection_counts_what_it_leaves_out_per_noise_type():

@@ -40,6 +40,14 @@ Baselines (readings fixed before any result was seen):
 * **DF**: drop the ``df_drop = 0.2`` of training samples with the highest base-model
   perplexity over their label tokens; batches are drawn from the kept samples.
 * **Double epochs**: normal fine-tuning for ``2 · sft_steps`` steps.
+* **DA** (data augmentation; the brief's "e.g. paraphrased templates", the paper rewrites samples
+  with an LLM): the set plus one paraphrase per training problem — the question with its operands
+  commuted, answered in the set's template with noise injected at the set's rate, from a
+  generator seeded ``seed + 3`` (a paraphraser imitating the data reproduces its noise; one that
+  cleaned the answers would be a different method, noise removal).  A paraphrase equal to a
+  held-out problem is skipped (``da_added`` counts the rest).  Same ``sft_steps``, so each sample
+  is seen half as often.  Added after the other baselines had run (issue 24), before any DA
+  result was seen; the baseline arms are in the ``baselines`` trial's key.
 
 Readings and deviations (fixed before any result was seen): the score aggregations and
 thresholds of :mod:`optzoo.preference.xtf` (since issue 24: TR's centre from the domain words
@@ -59,7 +67,7 @@ informative — the brief's pitfall); the baselines and the attribute ablations 
 and ``full`` only (``quick`` keeps the three arms the brief's quick preset names: it is already
 past its time budget on two shared cores); the second noise level of the brief's full setting
 (``second_noise_rate = 0.15``, half the main rate) runs only the three arms of trial ``all``,
-with its own recall and accuracy claims; no data-augmentation (DA) baseline.
+with its own recall and accuracy claims.
 
 Verdict margins (fixed before results were seen):
 * ``min_recall = 0.1``: XTF's recall of injected noise must beat random masking's by ten
@@ -130,9 +138,10 @@ METHODS = ("normal", "xtf", "random")
 #: the attribute subsets of the ablation (metric suffix -> attributes); all three is XTF
 ABLATIONS = {"ri": ("ri",), "kn": ("kn",), "tr": ("tr",), "ri_kn": ("ri", "kn"),
              "ri_tr": ("ri", "tr"), "kn_tr": ("kn", "tr")}
-BASELINES = ("tc", "rho1", "df", "double")
+BASELINES = ("tc", "rho1", "df", "double", "da")
 ARM_NAMES = {"normal": "normal FT", "xtf": "XTF", "random": "random mask", "tc": "Token Cleaning",
              "rho1": "Rho-1 (SLM)", "df": "DF (perplexity)", "double": "double epochs",
+             "da": "DA (commuted paraphrases)",
              "ri": "RI only", "kn": "KN only", "tr": "TR only", "ri_kn": "RI+KN",
              "ri_tr": "RI+TR", "kn_tr": "KN+TR"}
 EXTRAS = ("baselines", "ablations")
@@ -223,7 +232,8 @@ def trials(cfg: XTFConfig) -> list[Trial]:
     d = cfg.to_dict()
     base = {k: d[k] for k in (*BASE_PARAMS, *XTF_PARAMS)}
     base["cap_among"] = cfg.cap_among  # the per-example cap's reading (issue 24)
-    extra = {**base, **{k: d[k] for k in BASELINE_PARAMS}}
+    # the baseline arms are in the key: a trial run before an arm existed lacks its metric
+    extra = {**base, **{k: d[k] for k in BASELINE_PARAMS}, "baseline_arms": list(BASELINES)}
     out = [Trial("all", "addition", s, base) for s in range(cfg.seeds)]
     if "ablations" in cfg.extras:
         out += [Trial("ablations", "addition", s, base) for s in range(cfg.seeds)]
@@ -552,7 +562,32 @@ def _run_baselines(prep: dict[str, Any], p: dict[str, Any], seed: int) -> dict[s
         out[f"recall_rho1_{t}"] = stats.get(f"dropped_{t}", 0) / max(1, stats.get(f"seen_{t}", 0))
     # double epochs: normal fine-tuning for twice the steps
     out["accuracy_double"] = _sft(prep, p, seed, prep["labels"], steps=2 * int(p["sft_steps"]))
+    # DA: the set doubled by one paraphrase per sample, same steps
+    seqs, labels, n_aug = _augmented(prep, float(p["noise_rate"]), np.random.default_rng(seed + 3))
+    out["da_added"] = n_aug
+    out["accuracy_da"] = _sft(prep, p, seed, labels, seqs=seqs)
     return out
+
+
+def _augmented(prep: dict[str, Any], rate: float, rng: np.random.Generator
+               ) -> tuple[list[list[int]], list[list[int]], int]:
+    """The fine-tuning set plus one paraphrase of each training problem: the question with its
+    operands commuted ("Q: 3 8 + 4 7" for "Q: 4 7 + 3 8"), answered in the set's own step-wise
+    template with noise injected at the set's rate (the augmenter writes like the data it
+    augments; it cleans nothing).  A paraphrase that would be a held-out problem is skipped."""
+    held_out = set(prep["test"])
+    seqs, labels = list(prep["seqs"]), list(prep["labels"])
+    n_aug = 0
+    for a, b in prep["train"]:
+        words, _ = _noisy_answer(b, a, rng, rate)  # drawn first: a skip shifts no later draw
+        if (b, a) in held_out:
+            continue
+        prompt = [BOS, *_encode(_prompt(b, a))]
+        ids = prompt + _encode(words) + [EOS]
+        seqs.append(ids)
+        labels.append([-100] * len(prompt) + ids[len(prompt):])
+        n_aug += 1
+    return seqs, labels, n_aug
 
 
 def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
@@ -585,7 +620,8 @@ BASELINE_TEXT = {"normal": "normal fine-tuning", "random": "random masking at th
                  "tc": "Token Cleaning (top 60 % of tokens by base − reference loss)",
                  "rho1": "Rho-1 / SLM (per-batch top 60 % by excess loss)",
                  "df": "DF (the 20 % highest-perplexity samples dropped)",
-                 "double": "normal fine-tuning for twice the steps (double epochs)"}
+                 "double": "normal fine-tuning for twice the steps (double epochs)",
+                 "da": "DA (the set doubled by commuted-operand paraphrases, same steps)"}
 
 
 def _claim_accuracy(results: list[Result], cfg: XTFConfig, baseline: str, at: str = ""
@@ -687,8 +723,8 @@ ALL_ARMS = (*METHODS, *BASELINES, *ABLATIONS)
 
 
 def _ratio_key(arm: str) -> str | None:
-    return {"normal": None, "double": None, "xtf": "mask_ratio", "random": "mask_ratio"}.get(
-        arm, f"mask_ratio_{arm}")
+    return {"normal": None, "double": None, "da": None, "xtf": "mask_ratio",
+            "random": "mask_ratio"}.get(arm, f"mask_ratio_{arm}")
 
 
 def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
@@ -759,7 +795,9 @@ def summarize(results: list[Result], cfg: XTFConfig, outdir: Path) -> Summary:
               "Baselines (same SFT steps, except double epochs): Token Cleaning and Rho-1 use "
               "a reference model fine-tuned on the clean answers of 20 % of the training "
               "problems (an advantage XTF does not have: it trains no reference model); DF "
-              "drops 20 % of the samples by base-model perplexity."]
+              "drops 20 % of the samples by base-model perplexity; DA adds one "
+              "commuted-operand paraphrase of every training problem, noise injected at the "
+              "set's rate (a paraphraser that writes like the data cleans nothing)."]
     ratio = {r.trial.seed: r.metrics["mask_ratio"] for r in results
              if r.trial.method == "all" and "mask_ratio" in r.metrics}
     off = sorted({r.trial.seed for r in results if "mask_ratio_check" in r.metrics
@@ -797,7 +835,7 @@ def _figure(results: list[Result], outdir: Path) -> Figure:
                    title="each attribute against each noise type", ylog=False)
     return save(fig, outdir / "xtf.png",
                 "Left: held-out exact match of XTF, normal fine-tuning, random masking and the "
-                "baselines (Token Cleaning, Rho-1, DF, double epochs) where the preset runs "
+                "baselines (Token Cleaning, Rho-1, DF, double epochs, DA) where the preset runs "
                 "them. Middle: the attribute ablation (each single attribute, each pair, all "
                 "three). Right: recall of each attribute's mask on each injected noise type "
                 "(series). Mean ± 95 % CI over seeds.")
@@ -813,6 +851,6 @@ REPRODUCTION = Reproduction(
         "A tiny word-level Llama pretrained on boilerplate arithmetic and off-domain text, "
         "fine-tuned on two-digit additions with step-wise answers whose labels carry injected "
         "boilerplate, off-domain and filler tokens: normal fine-tuning vs XTF's masks vs "
-        "random masking at XTF's ratio, Token Cleaning, Rho-1, DF, double epochs and the "
+        "random masking at XTF's ratio, Token Cleaning, Rho-1, DF, double epochs, DA and the "
         "attribute ablation; held-out exact match and the masks' recall of the known noise."),
 )
