@@ -209,3 +209,58 @@ def test_features_shapes_meaning_and_batching():
     assert tuple(tensors["pair"].shape) == (2, jn, m, len(PAIR_FEATURES))
     with pytest.raises(ValueError, match="batch"):
         batch_features([])
+
+
+def _per_env(envs, zscore):
+    """The reference: each environment's own features, then stacked (FJSPFeatures items never
+    take the batched path)."""
+    return batch_features([e.features(zscore=zscore) for e in envs])
+
+
+@pytest.mark.parametrize("objectives,candidates,cost", [
+    (("makespan", "cost"), "all", True),
+    (("makespan", "tardiness", "flowtime", "earliness"), "earliest", False),
+    (OBJECTIVES, "all", True),
+])
+def test_batched_features_equal_the_per_environment_ones_bit_for_bit(objectives, candidates,
+                                                                     cost):
+    """Issue 29: same-shape environments take one stacked pass (env._stacked_features); every
+    array must equal the per-environment features exactly, at every stage of the episodes
+    (start, middle, one step before the end; different instances and progress per env)."""
+    from dataclasses import fields
+
+    from optzoo.scheduling.env import _stackable
+
+    insts = [sd2_instance(5, 3, s, cost=cost) for s in range(4)]
+    envs = []
+    for s, inst in enumerate(insts):
+        env = FJSPEnv(objectives, candidates=candidates)
+        env.reset(inst)
+        envs.append(env)
+    assert _stackable(envs)
+    rng = np.random.default_rng(0)
+    targets = [0, 4, 9, insts[0].n_ops - 1]
+    for step in range(insts[0].n_ops - 1):
+        for env, target in zip(envs, targets, strict=True):
+            if env.steps < target:
+                legal = env.legal_actions()
+                env.step(legal[rng.integers(len(legal))])
+        for zscore in (True, False):
+            fast, slow = batch_features(envs, zscore=zscore), _per_env(envs, zscore)
+            for f in fields(fast):
+                a, b = getattr(fast, f.name), getattr(slow, f.name)
+                assert a.dtype == b.dtype and a.shape == b.shape, f.name
+                np.testing.assert_array_equal(a, b, err_msg=f"{f.name} at step {step}")
+
+
+def test_mixed_shapes_or_feature_items_take_the_padded_path():
+    a, b = FJSPEnv(("makespan", "cost")), FJSPEnv(("makespan", "cost"))
+    a.reset(sd2_instance(4, 3, 0))
+    b.reset(sd2_instance(3, 3, 1))
+    from optzoo.scheduling.env import _stackable
+
+    assert not _stackable([a, b]) and not _stackable([a.features(), a])
+    mixed = batch_features([a, b])
+    assert mixed.op_valid[1].sum() == b.instance.n_ops < mixed.op.shape[1]
+    np.testing.assert_array_equal(mixed.op[0], a.features().op)
+    np.testing.assert_array_equal(batch_features([a.features(), a]).op[1], a.features().op)

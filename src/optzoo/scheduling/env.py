@@ -489,6 +489,25 @@ def _zscore(x: np.ndarray, deleted: np.ndarray) -> np.ndarray:
     return np.where(keep[:, None], (x - xs.mean(axis=0)) / (xs.std(axis=0) + 1e-8), 0.0)
 
 
+def _zscore_stacked(x: np.ndarray, deleted: np.ndarray) -> np.ndarray:
+    """:func:`_zscore` of each ``x[b]`` over its rows ``~deleted[b]``, for a stack.
+
+    The same operations as ``xs.mean(axis=0)`` / ``xs.std(axis=0)`` on ``xs = x[b][keep]`` (NumPy
+    sums a non-inner axis row after row): the deleted rows enter the sums as exact zeros, so
+    every sum, mean and deviation is the per-environment one (a zero may differ in sign).
+    """
+    keep = ~deleted
+    count = keep.sum(axis=1)[:, None].astype(float)  # (B, 1)
+    k3 = keep[:, :, None]
+    safe = np.maximum(count, 1.0)
+    mean = np.where(k3, x, 0.0).sum(axis=1) / safe
+    d = np.where(k3, x - mean[:, None, :], 0.0)
+    std = np.sqrt((d * d).sum(axis=1) / safe)
+    out = np.where(k3, (x - mean[:, None, :]) / (std[:, None, :] + 1e-8), 0.0)
+    out[count[:, 0] == 0] = 0.0
+    return out
+
+
 _PAD = {"op_mask": 1.0, "deleted": True, "machine_mask": 0.0}
 
 
@@ -503,6 +522,8 @@ def batch_features(batch: Sequence[FJSPFeatures | FJSPEnv], *, zscore: bool = Tr
     """
     if len(batch) == 0:
         raise ValueError("batch: expected at least one environment or FJSPFeatures")
+    if len(batch) > 1 and _stackable(batch):
+        return _stacked_features(batch, zscore=zscore)
     feats = [b.features(zscore=zscore) if isinstance(b, FJSPEnv) else b for b in batch]
     if not all(isinstance(f, FJSPFeatures) for f in feats):
         raise ValueError("batch: expected FJSPEnv or FJSPFeatures items")
@@ -529,3 +550,131 @@ def batch_features(batch: Sequence[FJSPFeatures | FJSPEnv], *, zscore: bool = Tr
             arrays.append(a)
         out[name] = np.stack(arrays)
     return FJSPFeatures(**out)
+
+
+def _stackable(batch: Sequence[FJSPFeatures | FJSPEnv]) -> bool:
+    """Environments of one shape (operations, jobs, machines, objectives) and the same optional
+    data (costs, due dates): :func:`_stacked_features` computes their features at once."""
+    if not all(isinstance(b, FJSPEnv) and b.instance is not None for b in batch):
+        return False
+    first = batch[0]
+
+    def shape(e: FJSPEnv):
+        return (e._p.shape, e.job_done.size, len(e.objectives), e._due is None,
+                e.instance.cost is None)
+
+    return all(shape(e) == shape(first) for e in batch[1:])
+
+
+def _stacked_features(envs: Sequence[FJSPEnv], *, zscore: bool) -> FJSPFeatures:
+    """:meth:`FJSPEnv.features` of same-shape environments, stacked, in one pass of array
+    operations over a leading batch axis instead of one pass per environment (issue 29: the
+    per-environment passes were 45-60 % of a DCAN training trial).
+
+    Equal to ``batch_features`` of the per-environment features bit for bit (tested): the
+    element-wise operations are the same; every reduction runs over the same axis and length
+    as in :meth:`FJSPEnv.features` (max / min are exact, the bincount sums keep their order
+    per bin, the 0/1 products are exact integers, the z-scores' sums see the deleted rows as
+    exact zeros: :func:`_zscore_stacked`).
+    """
+    def stack(name: str) -> np.ndarray:
+        return np.stack([getattr(e, name) for e in envs])
+
+    inst0 = envs[0].instance
+    n, m = envs[0]._p.shape
+    jn = inst0.n_jobs
+    B = len(envs)
+    T = np.array([e._tscale for e in envs])[:, None]  # (B, 1): per-environment time scale
+    legal = np.stack([e.action_mask() for e in envs])
+    alive = ~stack("job_done")
+    cand = stack("next_op")
+    job_ready, mr = stack("job_ready"), stack("machine_ready")
+    elig, p, pn, cn, lb = stack("_elig"), stack("_p"), stack("_pn"), stack("_cn"), stack("_lb")
+    scheduled, end = stack("scheduled"), stack("end")
+    job_of = np.stack([e.instance.job_of_op for e in envs])
+    st = np.maximum(job_ready[:, :, None], mr[:, None, :])
+    elig_cand = np.take_along_axis(elig, cand[:, :, None], axis=1) & alive[:, :, None]
+    any_cand = elig_cand.any(axis=(1, 2))
+    tn = np.where(any_cand, np.where(elig_cand, st, np.inf).min(axis=(1, 2)), mr.max(axis=1))
+    tnc = tn[:, None]
+    remaining = ~scheduled
+
+    # -- operations
+    rows = np.nonzero(remaining)
+    bins = (rows[0] * jn + job_of[rows]).ravel()
+    ops_left = np.bincount(bins, minlength=B * jn).reshape(B, jn)
+    mean_pt = stack("_op_mean_pt")
+    work_left = np.bincount(bins, weights=mean_pt[rows], minlength=B * jn).reshape(B, jn)
+    waiting = np.zeros((B, n))
+    bi, ji = np.nonzero(alive)
+    waiting[bi, cand[bi, ji]] = (np.maximum(tnc - job_ready, 0.0) / T)[bi, ji]
+    ends = np.where(scheduled, end, 0.0)
+    remain_work = np.maximum(ends - tnc, 0.0) / T
+    c_job = np.take_along_axis(lb, np.stack([e._last for e in envs]), axis=1)
+    slack = ((stack("_due") - c_job) / T if envs[0]._due is not None else np.zeros((B, jn)))
+    min_pt, max_pt = stack("_op_min_pt"), stack("_op_max_pt")
+    op = np.stack([
+        scheduled.astype(float), lb / T, min_pt, max_pt - min_pt, mean_pt, waiting, remain_work,
+        np.take_along_axis(ops_left, job_of, axis=1).astype(float),
+        np.take_along_axis(work_left, job_of, axis=1), stack("_elig_frac"),
+        stack("_op_min_c"), stack("_op_mean_c"), np.take_along_axis(slack, job_of, axis=1),
+    ], axis=2)
+    deleted = scheduled & (ends <= tnc)
+    is_first = stack("_is_first")
+    op_mask = np.zeros((B, n, 3))
+    op_mask[:, :, 0] = is_first
+    op_mask[:, 1:, 0] = np.maximum(op_mask[:, 1:, 0], deleted[:, :-1] & ~is_first[:, 1:])
+    op_mask[:, :, 2] = stack("_is_last") | deleted
+
+    # -- machines
+    rem_elig = elig & remaining[:, :, None]
+    mach = np.stack([
+        legal.sum(axis=1).astype(float), rem_elig.sum(axis=1).astype(float), stack("_m_min_pt"),
+        stack("_m_mean_pt"), np.maximum(tnc - mr, 0.0) / T, np.maximum(mr - tnc, 0.0) / T,
+        mr / T, (mr > tnc).astype(float), stack("workload") / T, stack("_m_min_c"),
+        stack("_m_mean_c"),
+    ], axis=2)
+    re32 = rem_elig.astype(np.float32)
+    share = re32.transpose(0, 2, 1) @ re32
+    m_deleted = np.diagonal(share, axis1=1, axis2=2) == 0
+    machine_mask = (share > 0).astype(np.float32)
+    machine_mask[:, np.arange(m), np.arange(m)] = 1.0
+    lfT = legal.astype(np.float32).transpose(0, 2, 1)
+    competition = lfT[:, :, None, :] * lfT[:, None, :, :]
+
+    # -- pairs
+    cp = np.where(legal, np.take_along_axis(pn, cand[:, :, None], axis=1), 0.0)
+    rem_pn = np.where(rem_elig, pn, 0.0)
+    eps = 1e-8
+    cand_work = work_left + eps
+    pair_wait = (np.take_along_axis(waiting, cand, axis=1)[:, :, None]
+                 + (np.maximum(tnc - mr, 0.0) / T)[:, None, :])
+    cc = np.where(legal, np.take_along_axis(cn, cand[:, :, None], axis=1), 0.0)
+    p_c = np.take_along_axis(p, cand[:, :, None], axis=1)
+    lb_c = np.take_along_axis(lb, cand, axis=1)
+    T3 = T[:, :, None]
+    lb_inc = np.where(legal, (st + p_c - lb_c[:, :, None]) / T3, 0.0)
+    op_max_c = np.take_along_axis(stack("_op_max_c"), cand, axis=1)
+    pair = np.stack([
+        cp, cp / np.maximum(np.take_along_axis(max_pt, cand, axis=1), eps)[:, :, None],
+        cp / (cp.max(axis=1, keepdims=True) + eps),
+        cp / (rem_pn.max(axis=(1, 2))[:, None, None] + eps),
+        cp / (rem_pn.max(axis=1, keepdims=True) + eps),
+        cp / (cp.max(axis=(1, 2))[:, None, None] + eps),
+        cp / cand_work[:, :, None], np.where(legal, pair_wait, 0.0),
+        cc, cc / np.maximum(op_max_c, eps)[:, :, None],
+        np.where(legal, st / T3, 0.0), lb_inc,
+    ], axis=-1)
+
+    if zscore:
+        op, mach = _zscore_stacked(op, deleted), _zscore_stacked(mach, m_deleted)
+    return FJSPFeatures(
+        op=op.astype(np.float32), op_mask=op_mask.astype(np.float32), deleted=deleted,
+        op_job=job_of.astype(np.int64),
+        op_pos=np.stack([e.instance.op_pos for e in envs]).astype(np.int64),
+        candidate=cand.astype(np.int64), machine=mach.astype(np.float32),
+        machine_mask=machine_mask, competition=competition.astype(np.float32),
+        pair=pair.astype(np.float32), legal=legal.copy(),
+        quality=np.stack([e.quality / e.scales for e in envs]).astype(np.float32),
+        op_valid=np.ones((B, n), dtype=bool), job_valid=np.ones((B, jn), dtype=bool),
+        machine_valid=np.ones((B, m), dtype=bool))
