@@ -265,6 +265,10 @@ def test_tune_marks_the_grid_edge_and_budget():
     assert V.tune("lr", {1.0: [math.nan], 0.1: [0.3], 0.01: [0.5]}).best == 0.1
     assert V.tune("acc", {1: 0.1, 2: 0.9, 3: 0.5}, minimize=False).best == 2
     assert V.tune("fixed", {0.05: [0.3]}).budget == 1
+    # every grid value failed: the report says so instead of naming a "tuned" value
+    none = V.tune("relu m*", {16: [math.inf], 32: [math.inf], 64: [math.inf]})
+    assert "no value of the 3-value grid" in none.describe() and "arbitrary" in none.describe()
+    assert "= 0.01 tuned on 3 values" in t.describe()
 
 
 def test_guard_downgrades_edge_and_unequal_budget():

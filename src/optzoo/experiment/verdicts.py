@@ -702,6 +702,12 @@ class Tuned:
 
     def describe(self) -> str:
         edge = " (on the grid's edge)" if self.on_edge else ""
+        if not math.isfinite(self.score):
+            # every grid value failed (diverged, never worked): the pick is only the first
+            # of equals, and the report must not read it as a tuned value
+            return (f"{self.name}: no value of the {self.budget}-value grid "
+                    f"{list(self.grid)} scores finitely (the pick {self.best!r} is arbitrary)"
+                    f"{edge}")
         return (f"{self.name} = {self.best!r} tuned on {self.budget} values "
                 f"{list(self.grid)}{edge}")
 
