@@ -14,6 +14,7 @@ from optzoo.scheduling.env import (
     OP_FEATURES,
     PAIR_FEATURES,
     FJSPEnv,
+    FJSPFeatures,
     batch_features,
 )
 from optzoo.scheduling.instance import FJSPInstance, read_fjs, sd2_instance
@@ -211,10 +212,106 @@ def test_features_shapes_meaning_and_batching():
         batch_features([])
 
 
+def _reference_features(env: FJSPEnv, zscore: bool) -> FJSPFeatures:
+    """The reference: one environment's features, written per environment over its own
+    arrays (the implementation before issue 29 batched them; kept here, outside the
+    library, as the slow exact version that the stacked pass must equal bit for bit)."""
+    inst = env.instance
+    n, m, jn = inst.n_ops, env.machine_ready.size, inst.n_jobs
+    T = env._tscale
+    legal = env.action_mask()
+    alive = ~env.job_done
+    cand = env.next_op
+    st = np.maximum(env.job_ready[:, None], env.machine_ready[None, :])
+    elig_cand = np.zeros((jn, m), dtype=bool)
+    elig_cand[alive] = env._elig[cand[alive]]
+    # DAN's next schedule time: the earliest start over all compatible candidate pairs
+    tn = float(st[elig_cand].min()) if elig_cand.any() else float(env.machine_ready.max())
+    remaining = ~env.scheduled
+    job_of = inst.job_of_op
+
+    # -- operations
+    ops_left = np.bincount(job_of[remaining], minlength=jn)
+    work_left = np.bincount(job_of[remaining], weights=env._op_mean_pt[remaining],
+                            minlength=jn)
+    waiting = np.zeros(n)
+    waiting[cand[alive]] = np.maximum(tn - env.job_ready[alive], 0.0) / T
+    ends = np.where(env.scheduled, env.end, 0.0)
+    remain_work = np.maximum(ends - tn, 0.0) / T
+    c_job = env._lb[env._last]
+    slack = (env._due - c_job) / T if env._due is not None else np.zeros(jn)
+    op = np.stack([
+        env.scheduled.astype(float), env._lb / T, env._op_min_pt,
+        env._op_max_pt - env._op_min_pt, env._op_mean_pt, waiting, remain_work,
+        ops_left[job_of].astype(float), work_left[job_of], env._elig_frac,
+        env._op_min_c, env._op_mean_c, slack[job_of],
+    ], axis=1)
+    deleted = env.scheduled & (ends <= tn)
+    op_mask = np.zeros((n, 3))
+    op_mask[:, 0] = env._is_first
+    op_mask[1:, 0] = np.maximum(op_mask[1:, 0], deleted[:-1] & ~env._is_first[1:])
+    op_mask[:, 2] = env._is_last | deleted
+
+    # -- machines
+    rem_elig = env._elig & remaining[:, None]
+    mr = env.machine_ready
+    mach = np.stack([
+        legal.sum(axis=0).astype(float), rem_elig.sum(axis=0).astype(float), env._m_min_pt,
+        env._m_mean_pt, np.maximum(tn - mr, 0.0) / T, np.maximum(mr - tn, 0.0) / T,
+        mr / T, (mr > tn).astype(float), env.workload / T, env._m_min_c, env._m_mean_c,
+    ], axis=1)
+    share = rem_elig.T.astype(np.float32) @ rem_elig.astype(np.float32)
+    m_deleted = np.diag(share) == 0
+    machine_mask = (share > 0).astype(np.float32)
+    np.fill_diagonal(machine_mask, 1.0)
+    lf = legal.astype(np.float32)
+    competition = lf.T[:, None, :] * lf.T[None, :, :]
+
+    # -- pairs
+    cp = np.where(legal, env._pn[cand], 0.0)
+    rem_pn = np.where(rem_elig, env._pn, 0.0)
+    eps = 1e-8
+    cand_work = work_left + eps
+    pair_wait = waiting[cand][:, None] + np.maximum(tn - mr, 0.0)[None, :] / T
+    cc = np.where(legal, env._cn[cand], 0.0)
+    lb_inc = np.where(legal, (st + env._p[cand] - env._lb[cand][:, None]) / T, 0.0)
+    pair = np.stack([
+        cp, cp / np.maximum(env._op_max_pt[cand], eps)[:, None],
+        cp / (cp.max(axis=0, keepdims=True) + eps), cp / (rem_pn.max() + eps),
+        cp / (rem_pn.max(axis=0, keepdims=True) + eps), cp / (cp.max() + eps),
+        cp / cand_work[:, None], np.where(legal, pair_wait, 0.0),
+        cc, cc / np.maximum(env._op_max_c[cand], eps)[:, None],
+        np.where(legal, st / T, 0.0), lb_inc,
+    ], axis=-1)
+
+    if zscore:
+        op = _reference_zscore(op, deleted)
+        mach = _reference_zscore(mach, m_deleted)
+    return FJSPFeatures(
+        op=op.astype(np.float32), op_mask=op_mask.astype(np.float32), deleted=deleted,
+        op_job=job_of.astype(np.int64), op_pos=inst.op_pos.astype(np.int64),
+        candidate=cand.astype(np.int64), machine=mach.astype(np.float32),
+        machine_mask=machine_mask, competition=competition.astype(np.float32),
+        pair=pair.astype(np.float32), legal=legal.copy(),
+        quality=(env.quality / env.scales).astype(np.float32),
+        op_valid=np.ones(n, dtype=bool), job_valid=np.ones(jn, dtype=bool),
+        machine_valid=np.ones(m, dtype=bool))
+
+
+def _reference_zscore(x: np.ndarray, deleted: np.ndarray) -> np.ndarray:
+    """DAN's normalisation: standardise each column over the rows not deleted; deleted rows
+    become 0."""
+    keep = ~deleted
+    if keep.sum() == 0:
+        return np.zeros_like(x)
+    xs = x[keep]
+    return np.where(keep[:, None], (x - xs.mean(axis=0)) / (xs.std(axis=0) + 1e-8), 0.0)
+
+
 def _per_env(envs, zscore):
-    """The reference: each environment's own features, then stacked (FJSPFeatures items never
-    take the batched path)."""
-    return batch_features([e.features(zscore=zscore) for e in envs])
+    """The reference features of each environment, stacked (FJSPFeatures items never take the
+    stacked pass)."""
+    return batch_features([_reference_features(e, zscore) for e in envs])
 
 
 @pytest.mark.parametrize("objectives,candidates,cost", [
@@ -224,16 +321,17 @@ def _per_env(envs, zscore):
 ])
 def test_batched_features_equal_the_per_environment_ones_bit_for_bit(objectives, candidates,
                                                                      cost):
-    """Issue 29: same-shape environments take one stacked pass (env._stacked_features); every
-    array must equal the per-environment features exactly, at every stage of the episodes
-    (start, middle, one step before the end; different instances and progress per env)."""
+    """Issue 29: same-shape environments take one stacked pass (env._stacked_features), and
+    a single environment's features are its batch of one. Both must equal the per-environment
+    reference exactly, at every stage of the episodes (start, middle, one step before the end;
+    different instances and progress per env)."""
     from dataclasses import fields
 
     from optzoo.scheduling.env import _stackable
 
     insts = [sd2_instance(5, 3, s, cost=cost) for s in range(4)]
     envs = []
-    for s, inst in enumerate(insts):
+    for inst in insts:
         env = FJSPEnv(objectives, candidates=candidates)
         env.reset(inst)
         envs.append(env)
@@ -251,6 +349,13 @@ def test_batched_features_equal_the_per_environment_ones_bit_for_bit(objectives,
                 a, b = getattr(fast, f.name), getattr(slow, f.name)
                 assert a.dtype == b.dtype and a.shape == b.shape, f.name
                 np.testing.assert_array_equal(a, b, err_msg=f"{f.name} at step {step}")
+            for i, env in enumerate(envs):
+                one, ref = env.features(zscore=zscore), _reference_features(env, zscore)
+                for f in fields(one):
+                    a, b = getattr(one, f.name), getattr(ref, f.name)
+                    assert a.dtype == b.dtype and a.shape == b.shape, f.name
+                    np.testing.assert_array_equal(a, b, err_msg=f"{f.name}, env {i}")
+                    np.testing.assert_array_equal(a, getattr(fast, f.name)[i])
 
 
 def test_mixed_shapes_or_feature_items_take_the_padded_path():

@@ -395,106 +395,21 @@ class FJSPEnv:
         self._is_last[inst.last_op] = True
 
     def features(self, *, zscore: bool = True) -> FJSPFeatures:
-        """The policy's view of the current state (see :class:`FJSPFeatures`)."""
+        """The policy's view of the current state (see :class:`FJSPFeatures`): the batch of
+        one of :func:`batch_features`, so a single environment and a stacked batch share one
+        implementation of the formulas."""
         self._require()
-        inst = self.instance
-        n, m, jn = inst.n_ops, self.machine_ready.size, inst.n_jobs
-        T = self._tscale
-        legal = self.action_mask()
-        alive = ~self.job_done
-        cand = self.next_op
-        st = np.maximum(self.job_ready[:, None], self.machine_ready[None, :])
-        elig_cand = np.zeros((jn, m), dtype=bool)
-        elig_cand[alive] = self._elig[cand[alive]]
-        # DAN's next schedule time: the earliest start over all compatible candidate pairs
-        tn = float(st[elig_cand].min()) if elig_cand.any() else float(self.machine_ready.max())
-        remaining = ~self.scheduled
-        job_of = inst.job_of_op
-
-        # -- operations
-        ops_left = np.bincount(job_of[remaining], minlength=jn)
-        work_left = np.bincount(job_of[remaining], weights=self._op_mean_pt[remaining],
-                                minlength=jn)
-        waiting = np.zeros(n)
-        waiting[cand[alive]] = np.maximum(tn - self.job_ready[alive], 0.0) / T
-        ends = np.where(self.scheduled, self.end, 0.0)
-        remain_work = np.maximum(ends - tn, 0.0) / T
-        c_job = self._lb[self._last]
-        slack = (self._due - c_job) / T if self._due is not None else np.zeros(jn)
-        op = np.stack([
-            self.scheduled.astype(float), self._lb / T, self._op_min_pt,
-            self._op_max_pt - self._op_min_pt, self._op_mean_pt, waiting, remain_work,
-            ops_left[job_of].astype(float), work_left[job_of], self._elig_frac,
-            self._op_min_c, self._op_mean_c, slack[job_of],
-        ], axis=1)
-        deleted = self.scheduled & (ends <= tn)
-        op_mask = np.zeros((n, 3))
-        op_mask[:, 0] = self._is_first
-        op_mask[1:, 0] = np.maximum(op_mask[1:, 0], deleted[:-1] & ~self._is_first[1:])
-        op_mask[:, 2] = self._is_last | deleted
-
-        # -- machines
-        rem_elig = self._elig & remaining[:, None]
-        mr = self.machine_ready
-        mach = np.stack([
-            legal.sum(axis=0).astype(float), rem_elig.sum(axis=0).astype(float), self._m_min_pt,
-            self._m_mean_pt, np.maximum(tn - mr, 0.0) / T, np.maximum(mr - tn, 0.0) / T,
-            mr / T, (mr > tn).astype(float), self.workload / T, self._m_min_c, self._m_mean_c,
-        ], axis=1)
-        share = rem_elig.T.astype(np.float32) @ rem_elig.astype(np.float32)
-        m_deleted = np.diag(share) == 0
-        machine_mask = (share > 0).astype(np.float32)
-        np.fill_diagonal(machine_mask, 1.0)
-        lf = legal.astype(np.float32)
-        competition = lf.T[:, None, :] * lf.T[None, :, :]
-
-        # -- pairs
-        cp = np.where(legal, self._pn[cand], 0.0)
-        rem_pn = np.where(rem_elig, self._pn, 0.0)
-        eps = 1e-8
-        cand_work = work_left + eps
-        pair_wait = waiting[cand][:, None] + np.maximum(tn - mr, 0.0)[None, :] / T
-        cc = np.where(legal, self._cn[cand], 0.0)
-        lb_inc = np.where(legal, (st + self._p[cand] - self._lb[cand][:, None]) / T, 0.0)
-        pair = np.stack([
-            cp, cp / np.maximum(self._op_max_pt[cand], eps)[:, None],
-            cp / (cp.max(axis=0, keepdims=True) + eps), cp / (rem_pn.max() + eps),
-            cp / (rem_pn.max(axis=0, keepdims=True) + eps), cp / (cp.max() + eps),
-            cp / cand_work[:, None], np.where(legal, pair_wait, 0.0),
-            cc, cc / np.maximum(self._op_max_c[cand], eps)[:, None],
-            np.where(legal, st / T, 0.0), lb_inc,
-        ], axis=-1)
-
-        if zscore:
-            op = _zscore(op, deleted)
-            mach = _zscore(mach, m_deleted)
-        return FJSPFeatures(
-            op=op.astype(np.float32), op_mask=op_mask.astype(np.float32), deleted=deleted,
-            op_job=job_of.astype(np.int64), op_pos=inst.op_pos.astype(np.int64),
-            candidate=cand.astype(np.int64), machine=mach.astype(np.float32),
-            machine_mask=machine_mask, competition=competition.astype(np.float32),
-            pair=pair.astype(np.float32), legal=legal.copy(),
-            quality=(self.quality / self.scales).astype(np.float32),
-            op_valid=np.ones(n, dtype=bool), job_valid=np.ones(jn, dtype=bool),
-            machine_valid=np.ones(m, dtype=bool))
+        f = _stacked_features([self], zscore=zscore)
+        return FJSPFeatures(**{k.name: getattr(f, k.name)[0] for k in fields(f)})
 
 
 def _zscore(x: np.ndarray, deleted: np.ndarray) -> np.ndarray:
-    """DAN's normalisation: standardise each column over the rows not deleted; deleted rows
-    become 0."""
-    keep = ~deleted
-    if keep.sum() == 0:
-        return np.zeros_like(x)
-    xs = x[keep]
-    return np.where(keep[:, None], (x - xs.mean(axis=0)) / (xs.std(axis=0) + 1e-8), 0.0)
+    """DAN's normalisation of each ``x[b]``: standardise each column over the rows
+    ``~deleted[b]``; deleted rows become 0.
 
-
-def _zscore_stacked(x: np.ndarray, deleted: np.ndarray) -> np.ndarray:
-    """:func:`_zscore` of each ``x[b]`` over its rows ``~deleted[b]``, for a stack.
-
-    The same operations as ``xs.mean(axis=0)`` / ``xs.std(axis=0)`` on ``xs = x[b][keep]`` (NumPy
-    sums a non-inner axis row after row): the deleted rows enter the sums as exact zeros, so
-    every sum, mean and deviation is the per-environment one (a zero may differ in sign).
+    Bit for bit ``xs.mean(axis=0)`` / ``xs.std(axis=0)`` on ``xs = x[b][~deleted[b]]`` (NumPy
+    sums a non-inner axis row after row): the deleted rows enter the sums as exact zeros, so a
+    batch gives every environment the numbers it would get alone (a zero may differ in sign).
     """
     keep = ~deleted
     count = keep.sum(axis=1)[:, None].astype(float)  # (B, 1)
@@ -522,7 +437,7 @@ def batch_features(batch: Sequence[FJSPFeatures | FJSPEnv], *, zscore: bool = Tr
     """
     if len(batch) == 0:
         raise ValueError("batch: expected at least one environment or FJSPFeatures")
-    if len(batch) > 1 and _stackable(batch):
+    if _stackable(batch):
         return _stacked_features(batch, zscore=zscore)
     feats = [b.features(zscore=zscore) if isinstance(b, FJSPEnv) else b for b in batch]
     if not all(isinstance(f, FJSPFeatures) for f in feats):
@@ -567,17 +482,19 @@ def _stackable(batch: Sequence[FJSPFeatures | FJSPEnv]) -> bool:
 
 
 def _stacked_features(envs: Sequence[FJSPEnv], *, zscore: bool) -> FJSPFeatures:
-    """:meth:`FJSPEnv.features` of same-shape environments, stacked, in one pass of array
-    operations over a leading batch axis instead of one pass per environment (issue 29: the
-    per-environment passes were 45-60 % of a DCAN training trial).
+    """The features of same-shape environments, stacked, in one pass of array operations over
+    a leading batch axis (issue 29: per-environment passes were 45-60 % of a DCAN training
+    trial). :meth:`FJSPEnv.features` is its batch of one.
 
-    Equal to ``batch_features`` of the per-environment features bit for bit (tested): the
-    element-wise operations are the same; every reduction runs over the same axis and length
-    as in :meth:`FJSPEnv.features` (max / min are exact, the bincount sums keep their order
-    per bin, the 0/1 products are exact integers, the z-scores' sums see the deleted rows as
-    exact zeros: :func:`_zscore_stacked`).
+    Each environment's slice equals what it gets alone, bit for bit, and both equal the
+    per-environment reference in ``tests/scheduling/test_env.py`` (tested): every reduction
+    runs over the same axis and length as the per-environment formula (max / min are exact,
+    the bincount sums keep their order per bin, the 0/1 products are exact integers, the
+    z-scores' sums see the deleted rows as exact zeros: :func:`_zscore`).
     """
     def stack(name: str) -> np.ndarray:
+        if len(envs) == 1:  # a view: np.stack would copy every array of a lone environment
+            return getattr(envs[0], name)[None]
         return np.stack([getattr(e, name) for e in envs])
 
     inst0 = envs[0].instance
@@ -667,7 +584,7 @@ def _stacked_features(envs: Sequence[FJSPEnv], *, zscore: bool) -> FJSPFeatures:
     ], axis=-1)
 
     if zscore:
-        op, mach = _zscore_stacked(op, deleted), _zscore_stacked(mach, m_deleted)
+        op, mach = _zscore(op, deleted), _zscore(mach, m_deleted)
     return FJSPFeatures(
         op=op.astype(np.float32), op_mask=op_mask.astype(np.float32), deleted=deleted,
         op_job=job_of.astype(np.int64),
