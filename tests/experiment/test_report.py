@@ -51,3 +51,22 @@ def test_index_is_written_when_no_paper_made_its_folder(tmp_path):
     root = tmp_path / "never" / "made"
     path = write_index(root, registry.PAPERS, "quick")
     assert path == root / "index.html" and path.read_text().count("<tr") >= len(registry.PAPERS)
+
+
+def test_a_multi_line_note_stays_in_its_list_item(tmp_path):
+    """RFTHGS lists the operators its code LM wrote: a note with a code block must render as
+    one list item in Markdown (continuation lines indented) and as preformatted HTML."""
+    from optzoo.experiment import Summary
+    from optzoo.report.render import write_reports
+
+    repro = registry.get("_selftest").load()
+    cfg = repro.preset("smoke")
+    note = "operator:\n\n```python\ndef crossover(a):\n    return a\n```"
+    write_reports(tmp_path, registry.get("_selftest"), "smoke", cfg,
+                  Summary(notes=["plain", note]), [], {})
+    md = (tmp_path / "report.md").read_text()
+    assert "- plain\n- operator:\n\n  ```python\n  def crossover(a):\n      return a\n  ```" in md
+    page = (tmp_path / "report.html").read_text()
+    assert "<li>plain</li>" in page
+    assert "<li><pre>operator:\n\n```python\ndef crossover(a):\n    return a\n```</pre></li>" \
+        in page

@@ -14,12 +14,29 @@ TINY = code_lm.CodeLMConfig(vocab_size=1024, documents=6, steps=3, batch_size=2,
     max_position_embeddings=4096))
 
 
-def test_tokenizer_round_trips_any_text():
-    tok = code_lm.train_tokenizer(["def crossover(parents):\n    return parents[0]\n"] * 3, 300)
-    for text in ("def crossover(:\n\tüñï ∑ 'x'  \n", "```python\nx = 1\n```\n", ""):
+@pytest.mark.parametrize("pretokenizer", code_lm.PRETOKENIZERS)
+def test_tokenizer_round_trips_any_text(pretokenizer):
+    tok = code_lm.train_tokenizer(["def crossover(parents):\n    return parents[0]\n"] * 3, 300,
+                                  pretokenizer)
+    for text in ("def crossover(:\n\tüñï ∑ 'x'  \n", "```python\nx = 1\n```\n", "",
+                 "a\n\n\n  b\r\n"):
         assert tok.decode(tok(text).input_ids) == text
     assert tok.eos_token == code_lm.EOS and tok.pad_token == code_lm.PAD
     assert tok.eos_token_id != tok.pad_token_id
+
+
+def test_line_level_merges_shorten_the_corpus():
+    """The reason for ``pretokenizer="lines"``: at one vocabulary size it writes the SREX
+    prompt in far fewer tokens than GPT-2's word split, whose tokens cannot cross a word."""
+    from optzoo.routing import code_corpus
+    from optzoo.routing.lm_generator import build_prompt
+
+    docs = code_corpus.documents(40, 0)
+    texts = [t for d in docs for t in (d.prompt, d.completion)]
+    prompt = build_prompt(code_corpus.srex_source())
+    n = {p: len(code_lm.train_tokenizer(texts, 2048, p)(prompt).input_ids)
+         for p in code_lm.PRETOKENIZERS}
+    assert n["lines"] < 0.5 * n["words"], n
 
 
 def test_pretraining_is_deterministic_and_learns():
@@ -63,6 +80,8 @@ def test_bad_configs_are_refused():
         code_lm.CodeLMConfig(vocab_size=100)
     with pytest.raises(ValueError, match="steps: expected an integer >= 1"):
         code_lm.CodeLMConfig(steps=0)
+    with pytest.raises(ValueError, match="pretokenizer: expected one of"):
+        code_lm.CodeLMConfig(pretokenizer="bytes")
     short = code_lm.CodeLMConfig(**{**TINY.__dict__, "model": TinyLlama(
         hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2,
         max_position_embeddings=64)})

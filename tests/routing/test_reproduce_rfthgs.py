@@ -74,11 +74,13 @@ def test_quick_params_do_not_carry_the_instance_source(monkeypatch, tmp_path):
     # source needs no file, so an empty OPTZOO_DATA does not matter
     monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
     old_fields = {f.name for f in dataclasses.fields(RFTHGSRepro)} - {
-        "seeds", "seed_start", "methods", "instance_source", *repro.MARGINS}
+        "seeds", "seed_start", "methods", "instance_source", *repro.MARGINS, *repro.LM_FIELDS}
     ts = trials(PRESETS["quick"])
-    assert len(ts) == 12
+    assert len(ts) == 15
     for t in ts:
-        assert set(t.params) == old_fields and t.problem == "x-like-cvrp"
+        # the code LM's fields are code-lm's own: the grammar methods keep their old keys
+        extra = set(repro.LM_FIELDS) if t.method == "code-lm" else set()
+        assert set(t.params) == old_fields | extra and t.problem == "x-like-cvrp"
     x_cfg = dataclasses.replace(PRESETS["quick"], instance_source="x", train_n=(100, 110),
                                 train_instances=3, test_n=(300, 310), test_instances=2)
     monkeypatch.setenv("OPTZOO_DATA", str(CVRP))
@@ -220,3 +222,37 @@ def test_rfthgs_failure_drop_and_reward_use_cis():
     # an infeasible held-out run fails (b)
     rs = [_result("rfthgs", s, test_gap=0.7, infeasible=int(s == 1)) for s in range(3)]
     assert repro._claims(rs, cfg)[1].status == "not held"
+
+
+def test_code_lm_claims_compare_with_srex_and_the_grammar_policy():
+    """(d)-(f): the code LM's compile share must rise by the declared drop in failures, its
+    operator must beat SREX and the grammar policy by the declared gap; ties fail, and an LM
+    whose tested operator is always the SREX port decides nothing."""
+    cfg = PRESETS["quick"]
+    grammar = [_result("rfthgs", s, test_gap=1.0) for s in range(3)]
+    tie = [_result("code-lm", s, test_gap=1.0, first=0.9, last=0.9) for s in range(3)]
+    c = repro._claims(grammar + tie, cfg)
+    assert [x.text[:3] for x in c[-3:]] == ["(d)", "(e)", "(f)"]
+    assert all(x.status == "not held" for x in c[-3:]), [x.verdict.reason for x in c[-3:]]
+    better = [_result("code-lm", s, test_gap=0.6 + 0.01 * s, first=0.9, last=0.4 - 0.02 * s)
+              for s in range(3)]
+    for r in better:
+        for t in range(1, cfg.steps + 1):
+            r.metrics[f"failure_frac@{t}"] = 0.9 if t == 1 else 0.4
+    c = repro._claims(grammar + better, cfg)
+    assert all(x.status == "held" for x in c[-3:]), [x.verdict.reason for x in c[-3:]]
+    assert "at step 1: 0.1" in c[-3].evidence
+    for r in better:
+        r.metrics["best_is_expert"] = True
+    c = repro._claims(grammar + better, cfg)
+    assert c[-3].status == "held" and all(x.status == "inconclusive" for x in c[-2:])
+    # without code-lm trials there are no (d)-(f) claims
+    assert len(repro._claims(grammar, cfg)) == 2
+
+
+def test_winning_sources_are_in_the_report_notes():
+    r = _result("code-lm", 0, test_gap=0.5)
+    r.metrics["best_source"] = "def crossover(parents, data, cost_evaluator, rng):\n    pass\n"
+    notes = repro._winning_sources([r, _result("rfthgs", 0, test_gap=1.0)])
+    assert len(notes) == 1 and "```python\ndef crossover(" in notes[0]
+    assert "written by the model" in notes[0] and "0.500 %" in notes[0]

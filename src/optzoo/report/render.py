@@ -172,7 +172,9 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
             md += [f"![{f.caption}]({Path(f.path).name})", "", f"*{f.caption}*", ""]
     if summary.notes:
         md += ["## Setting and differences from the paper", ""]
-        md += [f"- {n}" for n in summary.notes]
+        # a multi-line note (an operator's source, say) stays inside its list item
+        md += ["- " + "\n".join(ln if i == 0 or not ln else "  " + ln
+                                for i, ln in enumerate(n.split("\n"))) for n in summary.notes]
     atomic_write_text(outdir / "report.md", "\n".join(md) + "\n")
 
     def cells_html(v: dict[str, Any]) -> str:
@@ -197,7 +199,8 @@ def write_reports(outdir: Path, paper: Paper, preset: str, cfg: Preset, summary:
         alt = html.escape(f.caption)
         figs.append(f"<figure><img src='data:image/png;base64,{png}' alt='{alt}'>"
                     f"<figcaption>{html.escape(f.caption)}</figcaption></figure>")
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in summary.notes)
+    notes = "".join(f"<li><pre>{html.escape(n)}</pre></li>" if "\n" in n
+                    else f"<li>{html.escape(n)}</li>" for n in summary.notes)
     page = f"""<!doctype html><html><head><meta charset='utf-8'>
 <title>{html.escape(paper.slug)} · {preset}</title><style>{_CSS}</style></head><body>
 <h1>{html.escape(paper.title)}</h1>

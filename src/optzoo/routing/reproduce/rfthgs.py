@@ -58,10 +58,15 @@ independent: ``full`` is meant for a machine with many cores (``--jobs``) or a R
 (``--backend ray``); each worker needs its own copy of the X files (``OPTZOO_DATA`` or
 ``../shared/data``), and even with 25 cores a run takes about 8 hours.
 
-Methods: ``rfthgs`` (the paper's loop), ablations ``no-cache`` (prompts always the expert),
-``no-duplicate`` (no AST-duplicate tier), ``binary`` (binary reward), and in ``full`` the
-``evolution`` baseline (EoH/ReEvo analogue: (1+1) search over the same space with the same
-number of evaluations). The untrained generator's statistics are the first step of each run.
+Methods: ``rfthgs`` (the paper's loop with the grammar policy), ablations ``no-cache`` (prompts
+always the expert), ``no-duplicate`` (no AST-duplicate tier), ``binary`` (binary reward), in
+``full`` the ``evolution`` baseline (EoH/ReEvo analogue: (1+1) search over the same space with
+the same number of evaluations), and ``code-lm``: the same loop (tiered reward through the jail,
+operator cache, verl's per-token loss with clip-higher) with a code-writing LM as the generator
+— :mod:`optzoo.routing.code_lm`'s small Llama, pretrained here on the operator corpus (cached,
+shared by the trials), which writes whole operator files token by token from the paper's prompt
+with the verified SREX port as the expert, sampled at the paper's T = 1, top-p 0.95, top-k 200.
+The untrained generator's statistics are the first step of each run.
 
 Claims (thresholds fixed before any run), each decided by a test of
 :mod:`optzoo.experiment.verdicts` with the training seed (one trial, one trained operator) as
@@ -77,8 +82,18 @@ the unit, paired by seed across methods:
 (c) each ablation ends worse than ``rfthgs``: its best operator's held-out mean gap is higher
     by more than ``min_gap_pp`` (``superior`` per ablation, paired by seed; one sub-claim per
     ablation).
-(b) and (c) are *inconclusive* (``not_acting``) when ``rfthgs``'s tested operator is the expert
-program itself in every seed: training then changed nothing that the test could measure.
+(d) in ``code-lm``, RL raises the share of written operators that compile and run: the compile +
+    runtime failure fraction falls by more than ``min_failure_drop`` from the first 3 steps to
+    the last 3 (``superior``, paired by seed; the evidence gives the share at the first and the
+    last step, before and after RL);
+(e) the code LM's tested operator beats SREX on the held-out instances: claim (b)'s rule;
+(f) at equal evaluations (the same steps × prompts × group), the code LM's tested operator has
+    a held-out gap below the grammar policy's (``rfthgs``) by more than ``min_gap_pp``
+    (``superior``, paired by seed).
+(b), (c) are *inconclusive* (``not_acting``) when ``rfthgs``'s tested operator is the expert
+program itself in every seed, and (e), (f) when ``code-lm``'s is the SREX port in every seed:
+training then changed nothing that the test could measure. The report lists the operator each
+``code-lm`` seed tested, with its source.
 
 Verdict margins (preset fields, the same in every preset, fixed before any quick result was seen):
 
@@ -89,6 +104,8 @@ Verdict margins (preset fields, the same in every preset, fixed before any quick
 * ``min_gap_pp = 0.05``: gaps are in percent of the reference cost; 0.05 percentage points is the
   second decimal the CVRP literature reports gaps to, rounded up: a smaller difference between
   two crossovers is no gain a CVRP reader would count.
+
+Claims (d)-(f) (issue 25) use the same two margins, fixed before any ``code-lm`` trial ran.
 
 Rules changed by issue 18 (old → new): (a) seed means compared with 0.2 and 0 (no CI) →
 ``superior`` with ``min_failure_drop`` and ``within`` above ``min_reward``; (b) a CI below 0 of
@@ -126,7 +143,9 @@ from optzoo.report.figures import color, grid, line_panel, save
 
 SLUG = "rfthgs"
 ABLATIONS = ("no-cache", "no-duplicate", "binary")
-METHODS = ("rfthgs", *ABLATIONS, "evolution")
+# "code-lm": the same loop with the pretrained code-writing LM (optzoo.routing.code_lm) as the
+# generator, writing whole operator files token by token from the SREX port's prompt
+METHODS = ("rfthgs", *ABLATIONS, "evolution", "code-lm")
 INSTANCE_SOURCES = ("generated", "x")
 # Sandbox time of one instance in one call on X files: the paper's evaluation timeout (360 s,
 # its 5 instances run in parallel, so each had 360 s). Our instances of a call run one after
@@ -137,6 +156,9 @@ X_SECONDS_PER_INSTANCE = 360.0
 _X_NAME = re.compile(r"^X-n(\d+)-k\d+$")
 # verdict margins: preset fields, but not trial parameters (the trial keys must not change)
 MARGINS = ("min_failure_drop", "min_reward", "min_gap_pp")
+# the code LM's settings: parameters of code-lm trials only, so the other methods keep the trial
+# keys they had before code-lm was added
+LM_FIELDS = ("lm_steps", "lm_documents", "lm_lr", "lm_max_new_tokens")
 
 
 @dataclass(frozen=True)
@@ -160,12 +182,18 @@ class RFTHGSRepro(Preset):
         lr: generator learning rate.
         test_operators: operators sampled from the trained generator at test time (paper 64);
             the best on the training instances is tested.
+        lm_steps, lm_documents: pretraining steps and corpus documents of the code LM
+            (``code-lm``; :class:`optzoo.routing.code_lm.CodeLMConfig`, its other fields at
+            their defaults); the pretrained model is cached and shared by the trials.
+        lm_lr: Adam learning rate of the code LM in the RL loop.
+        lm_max_new_tokens: completion cap of the code LM (its corpus completions are at
+            most about 600 tokens).
         min_failure_drop, min_reward, min_gap_pp: verdict margins (module docstring,
             "Verdict margins"); not trial parameters.
     """
 
     seeds: int = 3
-    methods: tuple[str, ...] = ("rfthgs", "no-cache", "no-duplicate", "binary")
+    methods: tuple[str, ...] = ("rfthgs", "no-cache", "no-duplicate", "binary", "code-lm")
     instance_source: str = "generated"
     train_instances: int = 6
     train_n: tuple[int, int] = (30, 50)
@@ -180,6 +208,10 @@ class RFTHGSRepro(Preset):
     instances_per_reward: int = 3
     lr: float = 0.1
     test_operators: int = 8
+    lm_steps: int = 1500
+    lm_documents: int = 600
+    lm_lr: float = 1e-4
+    lm_max_new_tokens: int = 768
     min_failure_drop: float = 0.2
     min_reward: float = 0.01
     min_gap_pp: float = 0.05
@@ -192,7 +224,7 @@ class RFTHGSRepro(Preset):
                               f"got {self.methods}")
         for name in ("train_instances", "test_instances", "test_seeds", "iterations",
                      "reference_iterations", "steps", "prompts", "instances_per_reward",
-                     "test_operators"):
+                     "test_operators", "lm_steps", "lm_documents", "lm_max_new_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: expected >= 1, got {getattr(self, name)}")
         if self.group < 2:
@@ -211,18 +243,20 @@ class RFTHGSRepro(Preset):
             raise ConfigError(f"test_n: with instance_source='x' the held-out sizes must lie "
                               f"above train_n (held-out = larger, disjoint instances), got "
                               f"train_n={self.train_n}, test_n={self.test_n}")
-        if not self.lr > 0:
-            raise ConfigError(f"lr: expected > 0, got {self.lr}")
+        for name in ("lr", "lm_lr"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
         for name in MARGINS:
             if not getattr(self, name) >= 0:
                 raise ConfigError(f"{name}: expected >= 0, got {getattr(self, name)}")
 
 
 PRESETS = {
-    "smoke": RFTHGSRepro(seeds=2, methods=("rfthgs", "binary"), train_instances=2,
+    "smoke": RFTHGSRepro(seeds=2, methods=("rfthgs", "binary", "code-lm"), train_instances=2,
                          train_n=(10, 12), test_instances=1, test_n=(14, 14), test_seeds=1,
                          iterations=10, reference_iterations=50, steps=2, prompts=1, group=2,
-                         instances_per_reward=1, test_operators=2),
+                         instances_per_reward=1, test_operators=2, lm_steps=4,
+                         lm_documents=8, lm_max_new_tokens=48),
     "quick": RFTHGSRepro(),
     # the brief's full setting on the real X files: the paper's 30 training instances, 5
     # held-out ones with n = 300-500, 800 iterations, 5 instances per reward, 5 seeds; about
@@ -230,7 +264,8 @@ PRESETS = {
     "full": RFTHGSRepro(seeds=5, methods=METHODS, instance_source="x", train_instances=30,
                         train_n=(100, 240), test_instances=5, test_n=(300, 500),
                         test_seeds=3, iterations=800, reference_iterations=5000, steps=15,
-                        prompts=4, group=8, instances_per_reward=5),
+                        prompts=4, group=8, instances_per_reward=5, lm_steps=4000,
+                        lm_documents=2000),
 }
 
 
@@ -276,7 +311,8 @@ def x_instance_names(cfg: RFTHGSRepro) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def trials(cfg: RFTHGSRepro) -> list[Trial]:
     params = {k: v for k, v in cfg.to_dict().items()
-              if k not in ("seeds", "methods", "instance_source", *MARGINS)}
+              if k not in ("seeds", "methods", "instance_source", *MARGINS, *LM_FIELDS)}
+    lm_params = {k: getattr(cfg, k) for k in LM_FIELDS}
     problem = "x-like-cvrp"
     if cfg.instance_source != "generated":
         # Only trials on another source carry it (and the resolved instance names, so a key
@@ -286,7 +322,8 @@ def trials(cfg: RFTHGSRepro) -> list[Trial]:
         params.update(instance_source=cfg.instance_source, train_names=list(train),
                       test_names=list(test))
         problem = "cvrplib-x"
-    return [Trial(method=m, problem=problem, seed=s, params=params)
+    return [Trial(method=m, problem=problem, seed=s,
+                  params={**params, **lm_params} if m == "code-lm" else params)
             for m in cfg.methods for s in range(cfg.seeds)]
 
 
@@ -454,13 +491,17 @@ def run_trial(trial: Trial, device: str) -> dict:
     else:
         reward = RewardConfig(binary=trial.method == "binary",
                               use_duplicate=trial.method != "no-duplicate")
+        lm = trial.method == "code-lm"
         rcfg = RFTConfig(steps=cfg.steps, prompts=cfg.prompts, group=cfg.group,
-                         instances_per_reward=cfg.instances_per_reward, lr=cfg.lr,
+                         instances_per_reward=cfg.instances_per_reward,
+                         lr=cfg.lm_lr if lm else cfg.lr,
                          use_cache=trial.method != "no-cache", reward=reward)
-        out = train(evaluator, base, rcfg, seed=trial.seed)
+        policy = _code_lm_policy(cfg, res) if lm else None
+        out = train(evaluator, base, rcfg, seed=trial.seed, policy=policy)
         for m in out["history"]:
             t = m["step"]
-            for key in ("reward", "failure_frac", "duplicate_frac", "positive_frac"):
+            for key in ("reward", "failure_frac", "compile_frac", "duplicate_frac",
+                        "positive_frac"):
                 res[f"{key}@{t}"] = m[key]
         h = out["history"]
         res["failure_first"] = float(np.mean([m["failure_frac"] for m in h[:3]]))
@@ -479,6 +520,8 @@ def run_trial(trial: Trial, device: str) -> dict:
         all_train = list(range(len(train_specs)))
         scored = []
         for _, src in draws:
+            if src is None:  # an LM completion without a code block: nothing to run
+                continue
             r = evaluator(src, all_train, 0)
             if r["status"] == "ok" and np.all(np.isfinite(r["gaps"])):
                 scored.append((float(np.mean(r["gaps"])), src))
@@ -495,7 +538,20 @@ def run_trial(trial: Trial, device: str) -> dict:
     for k, d in enumerate((mine - srex).ravel()):
         res[f"diff_{k}"] = float(d) if math.isfinite(d) else None
     res["best_is_expert"] = bool(is_duplicate(best_source, expert_source))
+    if trial.method == "code-lm":
+        res["best_source"] = best_source  # the report shows the operators that won
     return res
+
+
+def _code_lm_policy(cfg: RFTHGSRepro, res: dict):
+    """The pretrained code LM (cached: the first trial trains it, the others load it) as the
+    loop's generator; its compile rate before RL goes into ``res``."""
+    from optzoo.routing.code_lm import CodeLMConfig, code_generator, pretrain_code_lm
+
+    lm = pretrain_code_lm(CodeLMConfig(steps=cfg.lm_steps, documents=cfg.lm_documents))
+    res["lm_pretrain_loss"] = float(lm.metrics["final_loss"])
+    res["lm_parameters"] = int(lm.metrics["num_parameters"])
+    return code_generator(lm, max_new_tokens=cfg.lm_max_new_tokens)
 
 
 # -- summary ---------------------------------------------------------------------------------
@@ -553,14 +609,32 @@ def _finite_by_seed(results, key: str, method: str) -> dict[int, float]:
     return {s: v for s, v in by_seed(results, key, _is(method)).items() if math.isfinite(v)}
 
 
-def _no_op(verdict: Verdict, results) -> Verdict:
-    """``not_acting`` when rfthgs's tested operator is the expert program in every seed."""
-    flags = [bool(r.metrics.get("best_is_expert")) for r in _of(results, "rfthgs")]
+def _no_op(verdict: Verdict, results, method: str = "rfthgs") -> Verdict:
+    """``not_acting`` when ``method``'s tested operator is the expert in every seed."""
+    flags = [bool(r.metrics.get("best_is_expert")) for r in _of(results, method)]
     if flags and all(flags):
-        return not_acting(verdict, "the tested rfthgs operator is the expert program itself in "
+        return not_acting(verdict, f"the tested {method} operator is the expert itself in "
                                    f"all {len(flags)} seeds: training changed nothing that the "
                                    "held-out test measures")
     return verdict
+
+
+def _versus_srex(results, method: str, min_gap_pp: float) -> Verdict:
+    """Claim (b)'s rule for ``method``: feasible in every held-out run, and its per-seed mean
+    gap below SREX's by more than ``min_gap_pp`` (paired by training seed)."""
+    rs = _of(results, method)
+    if not rs:
+        return not_acting(bound_holds([0.0], 0.0), f"no {method} trial is stored")
+    inf = [int(r.metrics.get("test_infeasible", 0)) for r in rs]
+    mine = _finite_by_seed(results, "test_gap", method)
+    srex = _finite_by_seed(results, "srex_test_gap", method)
+    cells = {"feasible in every held-out run": bound_holds(inf, 0.0)}
+    common = sorted(set(mine) & set(srex))
+    if common:
+        cells[f"gap below SREX's by > {min_gap_pp:g} pp"] = superior(
+            {s: mine[s] for s in common}, {s: srex[s] for s in common},
+            min_effect=min_gap_pp, direction="less")
+    return _no_op(all_of(cells), results, method)
 
 
 def _claims(results, cfg: RFTHGSRepro) -> list[Claim]:
@@ -583,19 +657,9 @@ def _claims(results, cfg: RFTHGSRepro) -> list[Claim]:
              if k.startswith("diff_") and d is not None]
     inf = [int(r.metrics.get("test_infeasible", 0)) for r in rs]
     mine = _finite_by_seed(results, "test_gap", "rfthgs")
-    srex = _finite_by_seed(results, "srex_test_gap", "rfthgs")
     per_seed = _mean_diffs(results, "rfthgs")
     m, h = mean_ci(diffs) if len(diffs) > 1 else (math.nan, math.nan)
-    if rs:
-        cells = {"feasible in every held-out run": bound_holds(inf, 0.0)}
-        common = sorted(set(mine) & set(srex))
-        if common:
-            cells[f"gap below SREX's by > {cfg.min_gap_pp:g} pp"] = superior(
-                {s: mine[s] for s in common}, {s: srex[s] for s in common},
-                min_effect=cfg.min_gap_pp, direction="less")
-        v_b = _no_op(all_of(cells), results)
-    else:
-        v_b = not_acting(bound_holds([0.0], 0.0), "no rfthgs trial is stored")
+    v_b = _versus_srex(results, "rfthgs", cfg.min_gap_pp)
     claims.append(Claim(
         text=f"(b) The best trained operator beats SREX on held-out larger instances: its mean "
              f"gap is below SREX's by more than {cfg.min_gap_pp:g} percentage points (per "
@@ -623,7 +687,56 @@ def _claims(results, cfg: RFTHGSRepro) -> list[Claim]:
                  "(paired by seed).",
             evidence=f"{ab} {fmt_values(g, 3)} vs rfthgs {fmt_values(main_gap, 3)}",
             verdict=v))
+    if _of(results, "code-lm"):
+        claims += _code_lm_claims(results, cfg)
     return claims
+
+
+def _code_lm_claims(results, cfg: RFTHGSRepro) -> list[Claim]:
+    """(d)-(f): the loop with the code-writing LM as its generator (issue 25)."""
+    rs = _of(results, "code-lm")
+    steps = range(1, cfg.steps + 1)
+
+    def share(t):  # operators that compile and run, per seed, at step t
+        return [1.0 - v for v in metric_values(rs, f"failure_frac@{t}")]
+    fa, fb = by_seed(rs, "failure_first"), by_seed(rs, "failure_last")
+    first, last = share(steps[0]), share(steps[-1])
+    d = Claim(
+        text=f"(d) RL raises the share of the code LM's operators that compile and run: its "
+             f"compile + runtime failure fraction falls by more than {cfg.min_failure_drop:g} "
+             "from the first 3 steps to the last 3 (paired by seed).",
+        evidence=f"compiling and running at step 1: {fmt_values(first, 2)}, at step "
+                 f"{steps[-1]}: {fmt_values(last, 2)}; failure first 3 steps "
+                 f"{fmt_values(list(fa.values()), 2)} → last 3 {fmt_values(list(fb.values()), 2)}",
+        verdict=superior(fa, fb, min_effect=cfg.min_failure_drop))
+    per_seed = _mean_diffs(results, "code-lm")
+    inf = [int(r.metrics.get("test_infeasible", 0)) for r in rs]
+    e = Claim(
+        text=f"(e) The code LM's best operator beats SREX on the held-out instances: its mean "
+             f"gap is below SREX's by more than {cfg.min_gap_pp:g} percentage points (per "
+             "training seed; paired by seed) and every held-out run finds a feasible solution.",
+        evidence=f"per-seed mean difference (operator − SREX) "
+                 f"{fmt_values(list(per_seed.values()), 3)} pp; {sum(inf)} runs without a "
+                 f"feasible solution; tested operator = the SREX port in "
+                 f"{sum(bool(r.metrics.get('best_is_expert')) for r in rs)} of {len(rs)} seeds",
+        verdict=_versus_srex(results, "code-lm", cfg.min_gap_pp))
+    lm_gap = _finite_by_seed(results, "test_gap", "code-lm")
+    grammar = _finite_by_seed(results, "test_gap", "rfthgs")
+    common = sorted(set(lm_gap) & set(grammar))
+    if common:
+        v = _no_op(superior({s: lm_gap[s] for s in common}, {s: grammar[s] for s in common},
+                            min_effect=cfg.min_gap_pp, direction="less"), results, "code-lm")
+    else:
+        v = not_acting(bound_holds([0.0], 0.0), "no seed has both code-lm and rfthgs")
+    f = Claim(
+        text=f"(f) At equal evaluations ({cfg.steps} steps × {cfg.prompts} prompts × "
+             f"{cfg.group} completions each) the code LM's best operator has a held-out gap "
+             f"lower than the grammar policy's (rfthgs) by more than {cfg.min_gap_pp:g} "
+             "percentage points (paired by seed).",
+        evidence=f"code-lm {fmt_values(metric_values(rs, 'test_gap'), 3)} vs rfthgs "
+                 f"{fmt_values(metric_values(_of(results, 'rfthgs'), 'test_gap'), 3)}",
+        verdict=v)
+    return [d, e, f]
 
 
 def _plot(results, methods, cfg, path: Path) -> Figure:
@@ -662,10 +775,16 @@ def _notes(cfg: RFTHGSRepro, results: list[Result]) -> list[str]:
             f"tests up to n = 1000); {cfg.iterations} HGS iterations (paper 800); gaps against "
             "the best-known costs of the .sol files, distances rounded to integers (VRPLIB).")
     return [
-        "Generator: a slot policy over a grammar of SREX-like Python crossovers (with defect "
-        "slots that yield syntax, runtime and duplicate failures), not an RL-fine-tuned LLM: "
-        "no weights can be loaded offline. Operators are Python callables inside PyVRP's GA, "
-        "not patched C++; SREX itself is PyVRP's C++ operator.",
+        "Generators: (1) rfthgs and its ablations: a slot policy over a grammar of SREX-like "
+        "Python crossovers (with defect slots that yield syntax, runtime and duplicate "
+        "failures); (2) code-lm: a small Llama pretrained here "
+        f"({cfg.lm_steps} steps on {cfg.lm_documents} corpus documents of "
+        "optzoo.routing.code_corpus; "
+        f"{_lm_size(results)}) that writes whole operator files token by token from the "
+        "paper's prompt with the SREX port as the parent, fine-tuned by the same loop (Adam "
+        f"lr {cfg.lm_lr:g}). Neither is the paper's 14B code LLM: no weights can be loaded "
+        "offline. Operators are Python callables inside PyVRP's GA, not patched C++; SREX "
+        "itself is PyVRP's C++ operator.",
         instances,
         f"Loop: {cfg.steps} steps × {cfg.prompts} prompts × group {cfg.group}, "
         f"{cfg.instances_per_reward} instances per reward (paper: 16 prompts × 8, 5 "
@@ -673,7 +792,32 @@ def _notes(cfg: RFTHGSRepro, results: list[Result]) -> list[str]:
         "instances, seed).",
         "Every generated operator runs in optzoo.routing.sandbox (AST allowlist, separate "
         "process with CPU / memory / wall limits); the parent re-scores the returned routes.",
+        *_winning_sources(results),
     ]
+
+
+def _lm_size(results) -> str:
+    rs = [r for r in _of(results, "code-lm") if "lm_parameters" in r.metrics]
+    if not rs:
+        return "not run"
+    return (f"{rs[0].metrics['lm_parameters']:,} parameters, final pretraining loss "
+            f"{rs[0].metrics['lm_pretrain_loss']:.3f}")
+
+
+def _winning_sources(results) -> list[str]:
+    """The operator each code-lm seed tested on the held-out instances, with its source."""
+    out = []
+    for r in sorted(_of(results, "code-lm"), key=lambda r: r.trial.seed):
+        src = r.metrics.get("best_source")
+        if not src:
+            continue
+        which = ("the SREX port itself (no sampled operator beat it on the training "
+                 "instances)" if r.metrics.get("best_is_expert") else "written by the model")
+        out.append(f"code-lm operator tested for training seed {r.trial.seed}, {which}: "
+                   f"held-out gap {r.metrics.get('test_gap', math.nan):.3f} % (SREX "
+                   f"{r.metrics.get('srex_test_gap', math.nan):.3f} %)\n\n```python\n"
+                   f"{src.rstrip()}\n```")
+    return out
 
 
 REPRODUCTION = Reproduction(
