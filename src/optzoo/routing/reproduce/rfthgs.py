@@ -51,12 +51,14 @@ Python crossover took 7.3 s on X-n148-k46 (no slower than the C++ SREX run). Per
 counting every generated operator as a full run: training 15 steps × 4 prompts × 8 completions
 × 5 instances = 2400 runs of mean n ≈ 168 (about 10 s each) ≈ 6.7 h; test-time selection 8
 operators × 30 instances ≈ 0.7 h; baseline table and held-out test (operator and SREX, 5
-instances × 3 seeds) ≈ 0.35 h: about 7.7 CPU-hours per trial, about 190 CPU-hours for the 25
-trials (5 methods × 5 seeds). Operators that fail to compile cost nothing and runtime failures
-stop early, so the real cost is lower, mostly in the first steps. The 25 trials are
+instances × 3 seeds) ≈ 0.35 h: about 7.7 CPU-hours per trial, about 230 CPU-hours for the 30
+trials (6 methods × 5 seeds; code-lm adds its pretraining once, about 0.4 CPU-hours at
+4 000 steps, and its sampling and scoring of completions per step). Operators that fail to
+compile cost nothing and runtime failures stop early, so the real cost is lower, mostly in the
+first steps. The 30 trials are
 independent: ``full`` is meant for a machine with many cores (``--jobs``) or a Ray cluster
 (``--backend ray``); each worker needs its own copy of the X files (``OPTZOO_DATA`` or
-``../shared/data``), and even with 25 cores a run takes about 8 hours.
+``../shared/data``), and even with 30 cores a run takes about 8 hours.
 
 Methods: ``rfthgs`` (the paper's loop with the grammar policy), ablations ``no-cache`` (prompts
 always the expert), ``no-duplicate`` (no AST-duplicate tier), ``binary`` (binary reward), in
@@ -260,7 +262,7 @@ PRESETS = {
     "quick": RFTHGSRepro(),
     # the brief's full setting on the real X files: the paper's 30 training instances, 5
     # held-out ones with n = 300-500, 800 iterations, 5 instances per reward, 5 seeds; about
-    # 190 CPU-hours in all (module docstring): for many cores or a Ray cluster
+    # 230 CPU-hours in all (module docstring): for many cores or a Ray cluster
     "full": RFTHGSRepro(seeds=5, methods=METHODS, instance_source="x", train_instances=30,
                         train_n=(100, 240), test_instances=5, test_n=(300, 500),
                         test_seeds=3, iterations=800, reference_iterations=5000, steps=15,
