@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from optzoo.cache import cache_dir, locked
-from optzoo.llm.models import TinyLlama, count_parameters
+from optzoo.llm.models import TinyLlama, count_parameters, load_causal_lm, save_causal_lm
 from optzoo.llm.pretraining import supervised_step
 from optzoo.routing import code_corpus
 
@@ -229,39 +229,23 @@ def pretrain_code_lm(config: CodeLMConfig | None = None, *, device: str = "cpu",
         >>> len(lm.metrics["loss_history"])
         2
     """
-    from transformers.utils import logging as hf_logging
-
     config = CodeLMConfig() if config is None else config
     dev = torch.device(device)
     if not cache:
         return _train(config, dev, log)
-    shown = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # per-shard bars would flood a reproduction's progress
-    try:
-        return _cached(config, dev, log)
-    finally:
-        if shown:
-            hf_logging.enable_progress_bar()
-
-
-def _cached(config: CodeLMConfig, dev: torch.device, log) -> CodeLM:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     folder = cache_dir() / "routing" / f"code-lm-{cache_key(config, dev)}"
     with locked(folder.with_suffix(".lock")):
         if not (folder / "metrics.json").exists():
             lm = _train(config, dev, log)
             tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
             shutil.rmtree(tmp, ignore_errors=True)
-            lm.model.save_pretrained(tmp)
-            lm.tokenizer.save_pretrained(tmp)
+            save_causal_lm(lm.model, lm.tokenizer, tmp)
             (tmp / "metrics.json").write_text(json.dumps(lm.metrics))
             (tmp / "key.json").write_text(json.dumps(config.spec(), indent=1))
             shutil.rmtree(folder, ignore_errors=True)
             tmp.rename(folder)
             return CodeLM(lm.model, lm.tokenizer, {**lm.metrics, "from_cache": False}, folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).to(dev).eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model, tokenizer = load_causal_lm(folder, device=dev)
     metrics = json.loads((folder / "metrics.json").read_text())
     return CodeLM(model, tokenizer, {**metrics, "from_cache": True}, folder)
 
