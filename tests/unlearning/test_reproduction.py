@@ -142,8 +142,8 @@ SEEDS = (7, 8, 9)  # not 0..n-1: the claims must not assume the default seeds
 RETRAIN_UA = 0.66  # the random_noisy regime: the retrained model is far below UA = 1
 
 
-PILOT_INSIDE = (0.5, 0.1, 0.3, 0.6)  # pilot scores on lr_grid: best 0.1, inside the grid
-PILOT_EDGE = (0.5, 0.4, 0.3, 0.1)  # best at the grid's largest step
+PILOT_INSIDE = (0.7, 0.6, 0.5, 0.1, 0.3, 0.6, 0.8, 0.9)  # pilot scores on lr_grid: best inside
+PILOT_EDGE = (0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)  # best at the grid's largest step
 
 
 def _group(label: str, retrain_ua: float = RETRAIN_UA, pilot=PILOT_INSIDE,
@@ -232,7 +232,7 @@ def test_a_baseline_tuned_to_its_grid_edge_makes_its_comparisons_inconclusive():
     # only claim (3) compares with GA; (1), (2), (4) are untouched
     assert [c.status for c in claims] == ["held", "held", "inconclusive", "held"]
     assert "grid edge: GA lr" in claims[2].verdict.reason
-    assert any("GA lr (random_noisy, pilot seed 100) = 1.0 tuned on 4 values" in n
+    assert any("GA lr (random_noisy, pilot seed 100) = 10.0 tuned on 8 values" in n
                for n in claims[2].verdict.guards)
     # OFMU's own pick on the edge: every claim rests on it
     g = _good_groups()
