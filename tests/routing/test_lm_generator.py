@@ -80,3 +80,51 @@ def test_generator_plugs_into_the_rfthgs_loop():
     # a random model writes no code block: every completion takes the compile tier unevaluated
     assert [m["compile_frac"] for m in h] == [1.0, 1.0] and calls == []
     assert len(out["cache"]) == 1
+
+
+def _lone_forward_log_probs(model, children, temperature):
+    """The reference: one forward per completion, no padding (the adapter's old path)."""
+    rows = []
+    for c in children:
+        ids = torch.cat([c.prompt_ids, c.completion_ids]).unsqueeze(0)
+        logits = model(ids).logits[0, len(c.prompt_ids) - 1: -1].float()
+        logp = torch.log_softmax(logits / temperature, -1)
+        rows.append(logp.gather(-1, c.completion_ids.unsqueeze(-1))[:, 0])
+    return rows
+
+
+@pytest.mark.parametrize("batch", [None, 1, 2, 8])
+def test_batched_token_log_probs_equal_one_forward_per_completion(batch):
+    from optzoo.routing.lm_generator import Completion
+
+    model, tok = _tiny_lm(seed=3)
+    gen = LMGenerator(model, tok, max_new_tokens=8, temperature=0.7, logprob_batch=batch)
+    g = torch.Generator().manual_seed(0)
+    # prompts and completions of different lengths, so that every batch pads
+    children = [Completion(torch.randint(len(tok), (lp,), generator=g),
+                           torch.randint(len(tok), (lc,), generator=g), "")
+                for lp, lc in [(5, 3), (9, 1), (2, 7), (6, 6), (4, 2)]]
+    logp, mask = gen.token_log_probs([None] * len(children), children)
+    ref = _lone_forward_log_probs(model, children, 0.7)
+    assert logp.shape == mask.shape == (5, 7)
+    for i, (r, c) in enumerate(zip(ref, children, strict=True)):
+        n = len(c.completion_ids)
+        assert mask[i].tolist() == [1.0] * n + [0.0] * (7 - n)
+        torch.testing.assert_close(logp[i, :n], r, atol=1e-5, rtol=1e-5)
+        assert logp[i, n:].abs().sum() == 0
+    # the gradient of a masked loss is the reference's
+    w = torch.linspace(0.5, 1.5, 7)
+    (logp * mask * w).sum().backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    sum((r * w[: len(r)]).sum() for r in ref).backward()
+    for a, b in zip(got, (p.grad for p in model.parameters()), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_bad_logprob_batch_is_refused():
+    model, tok = _tiny_lm()
+    with pytest.raises(ValueError, match="logprob_batch"):
+        LMGenerator(model, tok, logprob_batch=0)
+    with pytest.raises(ValueError, match="children"):
+        LMGenerator(model, tok).token_log_probs([], [])

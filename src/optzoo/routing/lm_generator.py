@@ -91,19 +91,29 @@ class LMGenerator(torch.nn.Module):
         tokenizer: its tokenizer (needs an EOS token; PAD defaults to EOS).
         max_new_tokens: completion length cap (paper: 8192).
         temperature, top_p, top_k: sampling settings (paper test time: 1.0, 0.95, 200).
+        logprob_batch: completions per forward in :meth:`token_log_probs`; None: 8 on CUDA,
+            1 elsewhere.  On one CPU thread batching is slower (the 1.15 M-parameter code LM,
+            16 completions of 390-1 000 tokens, forward + backward: 1.05 s one at a time,
+            1.15 s in pairs, 1.5 s by 4, 2.5 s by 8: the batch's logits no longer fit the
+            cache); on a GPU a batch fills the device.  The logits of a batch are
+            ``logprob_batch × length × vocabulary`` floats.
     """
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 2048, temperature: float = 1.0,
-                 top_p: float = 0.95, top_k: int = 200):
+                 top_p: float = 0.95, top_k: int = 200, logprob_batch: int | None = None):
         super().__init__()
         if tokenizer.eos_token_id is None:
             raise ValueError("tokenizer: expected an EOS token")
         if max_new_tokens < 1 or not temperature > 0 or not 0 < top_p <= 1 or top_k < 1:
             raise ValueError("max_new_tokens >= 1, temperature > 0, top_p in (0, 1] and "
                              "top_k >= 1 expected")
+        if logprob_batch is not None and (not isinstance(logprob_batch, int)
+                                          or logprob_batch < 1):
+            raise ValueError(f"logprob_batch: expected an int >= 1, got {logprob_batch!r}")
         self.model, self.tokenizer = model, tokenizer
         self.max_new_tokens, self.temperature = int(max_new_tokens), float(temperature)
         self.top_p, self.top_k = float(top_p), int(top_k)
+        self.logprob_batch = logprob_batch
 
     @classmethod
     def from_pretrained(cls, path: str, device: str = "cpu", dtype=None, **kwargs):
@@ -167,19 +177,41 @@ class LMGenerator(torch.nn.Module):
         prompt, previous tokens) of every completion token, ``(B, T)`` right-padded with 0 to
         the longest completion, and the ``(B, T)`` float mask (1 on completion tokens, the EOS
         included).  Temperature-scaled like :meth:`generate`; its top-p/top-k truncation is
-        ignored, as verl does."""
-        rows = []
-        for c in children:
-            ids = torch.cat([c.prompt_ids, c.completion_ids]).unsqueeze(0)
-            logits = self.model(ids).logits[0, len(c.prompt_ids) - 1: -1].float()
-            logp = torch.log_softmax(logits / self.temperature, -1)
-            rows.append(logp.gather(-1, c.completion_ids.unsqueeze(-1))[:, 0])
-        if not rows:
+        ignored, as verl does.
+
+        The sequences (prompt + completion) go through the model ``logprob_batch`` at a time,
+        right-padded, in order of length so that a batch pads little; right padding leaves
+        every real token's position and context as in a lone forward (tested against one
+        forward per completion)."""
+        if not children:
             raise ValueError("children: expected at least one completion")
-        logp = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True)
-        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(r) for r in rows],
+        per_forward = self.logprob_batch or (8 if self.device.type == "cuda" else 1)
+        seqs = [torch.cat([c.prompt_ids, c.completion_ids]) for c in children]
+        width = max(len(c.completion_ids) for c in children)
+        mask = torch.zeros(len(children), width, device=self.device)
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        chunks = [order[k: k + per_forward] for k in range(0, len(order), per_forward)]
+        rows: dict[int, torch.Tensor] = {}
+        for chunk in chunks:
+            n = max(len(seqs[i]) for i in chunk)
+            ids = torch.zeros(len(chunk), n, dtype=torch.long, device=self.device)
+            for j, i in enumerate(chunk):
+                ids[j, : len(seqs[i])] = seqs[i]
+            # no attention mask: under causal attention a real token never sees the pads
+            # after it, and the maskless path keeps SDPA's causal kernel
+            logits = self.model(input_ids=ids).logits
+            for j, i in enumerate(chunk):
+                c = children[i]
+                lp, lc = len(c.prompt_ids), len(c.completion_ids)
+                row = torch.log_softmax(logits[j, lp - 1: lp + lc - 1].float()
+                                        / self.temperature, -1)
+                rows[i] = row.gather(-1, c.completion_ids.unsqueeze(-1))[:, 0]
+        # assembled by stacking, not by in-place writes, so that autograd sees one graph
+        logp = torch.nn.utils.rnn.pad_sequence([rows[i] for i in range(len(children))],
                                                batch_first=True)
-        return logp, mask.detach()
+        for i, c in enumerate(children):
+            mask[i, : len(c.completion_ids)] = 1.0
+        return logp, mask
 
     def sequence_log_probs(self, parents: Sequence, children: Sequence[Completion]
                            ) -> torch.Tensor:
