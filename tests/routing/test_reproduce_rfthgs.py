@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 pyvrp = pytest.importorskip("pyvrp")
 
 from optzoo.errors import ConfigError  # noqa: E402
+from optzoo.experiment import Result  # noqa: E402
 from optzoo.routing.instances import InstanceSpec, list_x_instances  # noqa: E402
 from optzoo.routing.reproduce import rfthgs as repro  # noqa: E402
 from optzoo.routing.reproduce.rfthgs import PRESETS, RFTHGSRepro, run_trial, trials  # noqa: E402
@@ -74,7 +75,8 @@ def test_quick_params_do_not_carry_the_instance_source(monkeypatch, tmp_path):
     # source needs no file, so an empty OPTZOO_DATA does not matter
     monkeypatch.setenv("OPTZOO_DATA", str(tmp_path))
     old_fields = {f.name for f in dataclasses.fields(RFTHGSRepro)} - {
-        "seeds", "seed_start", "methods", "instance_source", *repro.MARGINS, *repro.LM_FIELDS}
+        "seeds", "seed_start", "methods", "instance_source", *repro.MARGINS, *repro.LM_FIELDS,
+        *repro.LOCAL_LM_FIELDS}
     ts = trials(PRESETS["quick"])
     assert len(ts) == 15
     for t in ts:
@@ -256,3 +258,62 @@ def test_winning_sources_are_in_the_report_notes():
     notes = repro._winning_sources([r, _result("rfthgs", 0, test_gap=1.0)])
     assert len(notes) == 1 and "```python\ndef crossover(" in notes[0]
     assert "written by the model" in notes[0] and "0.500 %" in notes[0]
+
+
+def test_local_lm_needs_a_model_folder(tmp_path):
+    with pytest.raises(ConfigError, match="local_lm_path: method 'local-lm' needs"):
+        RFTHGSRepro(methods=("rfthgs", "local-lm"))
+    with pytest.raises(ConfigError, match="no config.json there"):
+        RFTHGSRepro(methods=("rfthgs", "local-lm"), local_lm_path=str(tmp_path))
+    # no preset runs it by default: there is no model to ship
+    assert all("local-lm" not in cfg.methods for cfg in PRESETS.values())
+
+
+def test_local_lm_fields_are_local_lm_trials_own(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    cfg = dataclasses.replace(PRESETS["quick"],
+                              methods=("rfthgs", "code-lm", "local-lm"),
+                              local_lm_path=str(tmp_path))
+    by = {t.method: t for t in trials(cfg)}
+    base = {t.method: t for t in trials(PRESETS["quick"])}
+    # adding local-lm changes no other method's trial keys
+    for m in ("rfthgs", "code-lm"):
+        assert by[m].key(repro.SLUG) == base[m].key(repro.SLUG)
+    assert set(by["local-lm"].params) - set(by["rfthgs"].params) == set(repro.LOCAL_LM_FIELDS)
+    assert by["local-lm"].params["local_lm_path"] == str(tmp_path)
+
+
+def test_local_lm_claims_are_g_to_i():
+    cfg = PRESETS["quick"]
+    grammar = [_result("rfthgs", s, test_gap=1.0) for s in range(3)]
+    local = [_result("local-lm", s, test_gap=0.6 + 0.01 * s, first=0.9, last=0.4 - 0.02 * s)
+             for s in range(3)]
+    c = repro._claims(grammar + local, cfg)
+    assert [x.text[:3] for x in c[-3:]] == ["(g)", "(h)", "(i)"]
+    assert "the local model" in c[-3].text and "The local model" in c[-2].text
+    assert all(x.status == "held" for x in c[-2:]), [x.verdict.reason for x in c[-2:]]
+    tie = [_result("local-lm", s, test_gap=1.0) for s in range(3)]
+    assert all(x.status == "not held" for x in repro._claims(grammar + tie, cfg)[-2:])
+
+
+def test_a_local_lm_trial_runs_a_saved_model_end_to_end(tmp_path):
+    """local-lm loads a Hugging Face model folder (here a tiny code LM saved by project code)
+    and runs the whole trial: the RL loop, test-time sampling and the held-out test."""
+    from optzoo.llm.models import TinyLlama, save_causal_lm
+    from optzoo.routing import code_lm
+
+    lm = code_lm.pretrain_code_lm(code_lm.CodeLMConfig(
+        vocab_size=512, documents=6, steps=3, batch_size=2, model=TinyLlama(
+            hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2,
+            max_position_embeddings=4096)), cache=False)
+    folder = tmp_path / "my-code-model"
+    save_causal_lm(lm.model, lm.tokenizer, folder)
+    cfg = dataclasses.replace(PRESETS["smoke"], seeds=1, methods=("rfthgs", "local-lm"),
+                              local_lm_path=str(folder), local_lm_max_new_tokens=24)
+    trial = next(t for t in trials(cfg) if t.method == "local-lm")
+    out = run_trial(trial, "cpu")
+    assert out["lm_parameters"] == sum(p.numel() for p in lm.model.parameters())
+    assert 0.0 <= out["failure_frac@1"] <= 1.0 and math.isfinite(out["test_gap"])
+    assert "def crossover" in out["best_source"]
+    notes = repro._notes(cfg, [Result(trial, out)])
+    assert any(str(folder) in n and "claims (g)-(i)" in n for n in notes)

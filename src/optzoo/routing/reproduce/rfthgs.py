@@ -70,6 +70,21 @@ shared by the trials), which writes whole operator files token by token from the
 with the verified SREX port as the expert, sampled at the paper's T = 1, top-p 0.95, top-k 200.
 The untrained generator's statistics are the first step of each run.
 
+``local-lm`` (issue 25, "any local code model"): the same loop with a Hugging Face causal LM
+from a local folder (a user's Qwen2.5-Coder, for example) as the generator, through
+:class:`~optzoo.routing.lm_generator.LMGenerator` (loaded with ``local_files_only``: nothing
+is downloaded; bfloat16 on CUDA).  No preset runs it by default, as no model can be shipped;
+the paper-sized run is ``full`` with it added, on a GPU::
+
+    optzoo reproduce rfthgs --preset full --device cuda \
+        --set methods=rfthgs,code-lm,local-lm --set local_lm_path=/models/Qwen2.5-Coder-7B
+
+Its lr (``local_lm_lr`` = 1e-6, the order verl's GRPO recipes use for 7B-14B actors) and
+completion cap (``local_lm_max_new_tokens`` = 8192, the paper's) are its own fields, so adding
+it changes no other method's trial keys.  Each trial fine-tunes its own copy (Adam over all
+weights: about 16 bytes per parameter on the device, so 7B models need about 120 GB).  It
+gets the code LM's claims (g)-(i), the counterparts of (d)-(f).
+
 Claims (thresholds fixed before any run), each decided by a test of
 :mod:`optzoo.experiment.verdicts` with the training seed (one trial, one trained operator) as
 the unit, paired by seed across methods:
@@ -147,7 +162,10 @@ SLUG = "rfthgs"
 ABLATIONS = ("no-cache", "no-duplicate", "binary")
 # "code-lm": the same loop with the pretrained code-writing LM (optzoo.routing.code_lm) as the
 # generator, writing whole operator files token by token from the SREX port's prompt
-METHODS = ("rfthgs", *ABLATIONS, "evolution", "code-lm")
+# "local-lm": the same loop with a user's local Hugging Face code model (never in a preset's
+# default methods: there is no model to ship)
+METHODS = ("rfthgs", *ABLATIONS, "evolution", "code-lm", "local-lm")
+LM_METHODS = ("code-lm", "local-lm")
 INSTANCE_SOURCES = ("generated", "x")
 # Sandbox time of one instance in one call on X files: the paper's evaluation timeout (360 s,
 # its 5 instances run in parallel, so each had 360 s). Our instances of a call run one after
@@ -161,6 +179,8 @@ MARGINS = ("min_failure_drop", "min_reward", "min_gap_pp")
 # the code LM's settings: parameters of code-lm trials only, so the other methods keep the trial
 # keys they had before code-lm was added
 LM_FIELDS = ("lm_steps", "lm_documents", "lm_lr", "lm_max_new_tokens")
+# the local model's settings: parameters of local-lm trials only
+LOCAL_LM_FIELDS = ("local_lm_path", "local_lm_lr", "local_lm_max_new_tokens")
 
 
 @dataclass(frozen=True)
@@ -190,6 +210,10 @@ class RFTHGSRepro(Preset):
         lm_lr: Adam learning rate of the code LM in the RL loop.
         lm_max_new_tokens: completion cap of the code LM (its corpus completions are at
             most about 600 tokens).
+        local_lm_path: folder of a local Hugging Face causal LM (config, weights, tokenizer)
+            for ``local-lm``; required when ``local-lm`` is in ``methods``.
+        local_lm_lr: Adam learning rate of the local model in the RL loop.
+        local_lm_max_new_tokens: completion cap of the local model (paper 8192).
         min_failure_drop, min_reward, min_gap_pp: verdict margins (module docstring,
             "Verdict margins"); not trial parameters.
     """
@@ -214,6 +238,9 @@ class RFTHGSRepro(Preset):
     lm_documents: int = 600
     lm_lr: float = 1e-4
     lm_max_new_tokens: int = 768
+    local_lm_path: str = ""
+    local_lm_lr: float = 1e-6
+    local_lm_max_new_tokens: int = 8192
     min_failure_drop: float = 0.2
     min_reward: float = 0.01
     min_gap_pp: float = 0.05
@@ -226,7 +253,8 @@ class RFTHGSRepro(Preset):
                               f"got {self.methods}")
         for name in ("train_instances", "test_instances", "test_seeds", "iterations",
                      "reference_iterations", "steps", "prompts", "instances_per_reward",
-                     "test_operators", "lm_steps", "lm_documents", "lm_max_new_tokens"):
+                     "test_operators", "lm_steps", "lm_documents", "lm_max_new_tokens",
+                     "local_lm_max_new_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: expected >= 1, got {getattr(self, name)}")
         if self.group < 2:
@@ -245,7 +273,16 @@ class RFTHGSRepro(Preset):
             raise ConfigError(f"test_n: with instance_source='x' the held-out sizes must lie "
                               f"above train_n (held-out = larger, disjoint instances), got "
                               f"train_n={self.train_n}, test_n={self.test_n}")
-        for name in ("lr", "lm_lr"):
+        if "local-lm" in self.methods:
+            folder = Path(self.local_lm_path).expanduser() if self.local_lm_path else None
+            if folder is None or not (folder / "config.json").is_file():
+                raise ConfigError(
+                    "local_lm_path: method 'local-lm' needs the folder of a local Hugging Face "
+                    "causal LM (config.json, weights and tokenizer; nothing is downloaded), "
+                    f"e.g. --set local_lm_path=/models/Qwen2.5-Coder-7B; got "
+                    f"{self.local_lm_path!r}"
+                    + ("" if folder is None else " (no config.json there)"))
+        for name in ("lr", "lm_lr", "local_lm_lr"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: expected > 0, got {getattr(self, name)}")
         for name in MARGINS:
@@ -263,7 +300,8 @@ PRESETS = {
     # the brief's full setting on the real X files: the paper's 30 training instances, 5
     # held-out ones with n = 300-500, 800 iterations, 5 instances per reward, 5 seeds; about
     # 230 CPU-hours in all (module docstring): for many cores or a Ray cluster
-    "full": RFTHGSRepro(seeds=5, methods=METHODS, instance_source="x", train_instances=30,
+    "full": RFTHGSRepro(seeds=5, methods=tuple(m for m in METHODS if m != "local-lm"),
+                        instance_source="x", train_instances=30,
                         train_n=(100, 240), test_instances=5, test_n=(300, 500),
                         test_seeds=3, iterations=800, reference_iterations=5000, steps=15,
                         prompts=4, group=8, instances_per_reward=5, lm_steps=4000,
@@ -313,8 +351,10 @@ def x_instance_names(cfg: RFTHGSRepro) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def trials(cfg: RFTHGSRepro) -> list[Trial]:
     params = {k: v for k, v in cfg.to_dict().items()
-              if k not in ("seeds", "methods", "instance_source", *MARGINS, *LM_FIELDS)}
-    lm_params = {k: getattr(cfg, k) for k in LM_FIELDS}
+              if k not in ("seeds", "methods", "instance_source", *MARGINS, *LM_FIELDS,
+                           *LOCAL_LM_FIELDS)}
+    extra = {"code-lm": {k: getattr(cfg, k) for k in LM_FIELDS},
+             "local-lm": {k: getattr(cfg, k) for k in LOCAL_LM_FIELDS}}
     problem = "x-like-cvrp"
     if cfg.instance_source != "generated":
         # Only trials on another source carry it (and the resolved instance names, so a key
@@ -325,7 +365,7 @@ def trials(cfg: RFTHGSRepro) -> list[Trial]:
                       test_names=list(test))
         problem = "cvrplib-x"
     return [Trial(method=m, problem=problem, seed=s,
-                  params={**params, **lm_params} if m == "code-lm" else params)
+                  params={**params, **extra.get(m, {})})
             for m in cfg.methods for s in range(cfg.seeds)]
 
 
@@ -449,7 +489,7 @@ def _operator_gaps(source: str, specs, refs, iterations: int, seeds,
 
 
 def run_trial(trial: Trial, device: str) -> dict:
-    # pyvrp and a tiny torch table: CPU whatever --device says
+    # pyvrp and small torch models: CPU whatever --device says, but for local-lm's model
     import torch
 
     from optzoo.routing.crossover_dsl import EXPERT, render
@@ -493,12 +533,13 @@ def run_trial(trial: Trial, device: str) -> dict:
     else:
         reward = RewardConfig(binary=trial.method == "binary",
                               use_duplicate=trial.method != "no-duplicate")
-        lm = trial.method == "code-lm"
+        lr = {"code-lm": cfg.lm_lr, "local-lm": cfg.local_lm_lr}.get(trial.method, cfg.lr)
         rcfg = RFTConfig(steps=cfg.steps, prompts=cfg.prompts, group=cfg.group,
-                         instances_per_reward=cfg.instances_per_reward,
-                         lr=cfg.lm_lr if lm else cfg.lr,
+                         instances_per_reward=cfg.instances_per_reward, lr=lr,
                          use_cache=trial.method != "no-cache", reward=reward)
-        policy = _code_lm_policy(cfg, res) if lm else None
+        policy = (_code_lm_policy(cfg, res) if trial.method == "code-lm"
+                  else _local_lm_policy(cfg, res, device) if trial.method == "local-lm"
+                  else None)
         out = train(evaluator, base, rcfg, seed=trial.seed, policy=policy)
         for m in out["history"]:
             t = m["step"]
@@ -540,7 +581,7 @@ def run_trial(trial: Trial, device: str) -> dict:
     for k, d in enumerate((mine - srex).ravel()):
         res[f"diff_{k}"] = float(d) if math.isfinite(d) else None
     res["best_is_expert"] = bool(is_duplicate(best_source, expert_source))
-    if trial.method == "code-lm":
+    if trial.method in LM_METHODS:
         res["best_source"] = best_source  # the report shows the operators that won
     return res
 
@@ -554,6 +595,22 @@ def _code_lm_policy(cfg: RFTHGSRepro, res: dict):
     res["lm_pretrain_loss"] = float(lm.metrics["final_loss"])
     res["lm_parameters"] = int(lm.metrics["num_parameters"])
     return code_generator(lm, max_new_tokens=cfg.lm_max_new_tokens)
+
+
+def _local_lm_policy(cfg: RFTHGSRepro, res: dict, device: str):
+    """The user's local Hugging Face causal LM (``local_lm_path``) as the loop's generator, in
+    bfloat16 on CUDA; its size goes into ``res``."""
+    import torch
+
+    from optzoo.routing.lm_generator import LMGenerator
+
+    dev = torch.device(device)
+    gen = LMGenerator.from_pretrained(
+        str(Path(cfg.local_lm_path).expanduser()), device=str(dev),
+        dtype=torch.bfloat16 if dev.type == "cuda" else None,
+        max_new_tokens=cfg.local_lm_max_new_tokens)
+    res["lm_parameters"] = int(sum(p.numel() for p in gen.model.parameters()))
+    return gen
 
 
 # -- summary ---------------------------------------------------------------------------------
@@ -696,12 +753,20 @@ def _claims(results, cfg: RFTHGSRepro) -> list[Claim]:
             verdict=v))
     if _of(results, "code-lm"):
         claims += _code_lm_claims(results, cfg)
+    if _of(results, "local-lm"):
+        claims += _code_lm_claims(results, cfg, "local-lm")
     return claims
 
 
-def _code_lm_claims(results, cfg: RFTHGSRepro) -> list[Claim]:
-    """(d)-(f): the loop with the code-writing LM as its generator (issue 25)."""
-    rs = _of(results, "code-lm")
+# the letters and the name of the LM methods' claims: (d)-(f) the code LM, (g)-(i) a local model
+_LM_CLAIMS = {"code-lm": ("def", "the code LM"), "local-lm": ("ghi", "the local model")}
+
+
+def _code_lm_claims(results, cfg: RFTHGSRepro, method: str = "code-lm") -> list[Claim]:
+    """(d)-(f): the loop with the code-writing LM as its generator (issue 25); (g)-(i): the
+    same three claims for a user's local model (``local-lm``)."""
+    (ld, le, lf), who = _LM_CLAIMS[method]
+    rs = _of(results, method)
     steps = range(1, cfg.steps + 1)
 
     def share(t):  # operators that compile and run, per seed, at step t
@@ -709,32 +774,33 @@ def _code_lm_claims(results, cfg: RFTHGSRepro) -> list[Claim]:
     fa, fb = by_seed(rs, "failure_first"), by_seed(rs, "failure_last")
     first, last = share(steps[0]), share(steps[-1])
     d = Claim(
-        text=f"(d) RL raises the share of the code LM's operators that compile and run: its "
+        text=f"({ld}) RL raises the share of {who}'s operators that compile and run: its "
              f"compile + runtime failure fraction falls by more than {cfg.min_failure_drop:g} "
              "from the first 3 steps to the last 3 (paired by seed).",
         evidence=f"compiling and running at step 1: {fmt_values(first, 2)}, at step "
                  f"{steps[-1]}: {fmt_values(last, 2)}; failure first 3 steps "
                  f"{fmt_values(list(fa.values()), 2)} → last 3 {fmt_values(list(fb.values()), 2)}",
         verdict=superior(fa, fb, min_effect=cfg.min_failure_drop))
-    per_seed = _mean_diffs(results, "code-lm")
+    per_seed = _mean_diffs(results, method)
     inf = [int(r.metrics.get("test_infeasible", 0)) for r in rs]
     e = Claim(
-        text=f"(e) The code LM's best operator beats SREX on the held-out instances: its mean "
-             f"gap is below SREX's by more than {cfg.min_gap_pp:g} percentage points (per "
-             "training seed; paired by seed) and every held-out run finds a feasible solution.",
+        text=f"({le}) {who[0].upper() + who[1:]}'s best operator beats SREX on the held-out "
+             f"instances: its mean gap is below SREX's by more than {cfg.min_gap_pp:g} "
+             "percentage points (per training seed; paired by seed) and every held-out run "
+             "finds a feasible solution.",
         evidence=f"per-seed mean difference (operator − SREX) "
                  f"{fmt_values(list(per_seed.values()), 3)} pp; {sum(inf)} runs without a "
                  f"feasible solution; tested operator = the SREX port in "
                  f"{sum(bool(r.metrics.get('best_is_expert')) for r in rs)} of {len(rs)} seeds",
-        verdict=_versus_srex(results, "code-lm", cfg.min_gap_pp))
+        verdict=_versus_srex(results, method, cfg.min_gap_pp))
     f = Claim(
-        text=f"(f) At equal evaluations ({cfg.steps} steps × {cfg.prompts} prompts × "
-             f"{cfg.group} completions each) the code LM's best operator has a held-out gap "
+        text=f"({lf}) At equal evaluations ({cfg.steps} steps × {cfg.prompts} prompts × "
+             f"{cfg.group} completions each) {who}'s best operator has a held-out gap "
              f"lower than the grammar policy's (rfthgs) by more than {cfg.min_gap_pp:g} "
              "percentage points (paired by seed).",
-        evidence=f"code-lm {fmt_values(metric_values(rs, 'test_gap'), 3)} vs rfthgs "
+        evidence=f"{method} {fmt_values(metric_values(rs, 'test_gap'), 3)} vs rfthgs "
                  f"{fmt_values(metric_values(_of(results, 'rfthgs'), 'test_gap'), 3)}",
-        verdict=_gap_below(results, "code-lm", "rfthgs", cfg.min_gap_pp))
+        verdict=_gap_below(results, method, "rfthgs", cfg.min_gap_pp))
     return [d, e, f]
 
 
@@ -791,6 +857,7 @@ def _notes(cfg: RFTHGSRepro, results: list[Result]) -> list[str]:
         "instances, seed).",
         "Every generated operator runs in optzoo.routing.sandbox (AST allowlist, separate "
         "process with CPU / memory / wall limits); the parent re-scores the returned routes.",
+        *_local_lm_note(results),
         *_winning_sources(results),
     ]
 
@@ -803,16 +870,29 @@ def _lm_size(results) -> str:
             f"{rs[0].metrics['lm_pretrain_loss']:.3f}")
 
 
+def _local_lm_note(results) -> list[str]:
+    rs = _of(results, "local-lm")
+    if not rs:
+        return []
+    p = rs[0].trial.params
+    return [f"Generator (3) local-lm: the local Hugging Face model at {p['local_lm_path']} "
+            f"({rs[0].metrics.get('lm_parameters', 0):,} parameters), fine-tuned by the same "
+            f"loop (Adam lr {p['local_lm_lr']:g}, completions up to "
+            f"{p['local_lm_max_new_tokens']} tokens); claims (g)-(i)."]
+
+
 def _winning_sources(results) -> list[str]:
-    """The operator each code-lm seed tested on the held-out instances, with its source."""
+    """The operator each code-lm / local-lm seed tested on the held-out instances, with its
+    source."""
     out = []
-    for r in sorted(_of(results, "code-lm"), key=lambda r: r.trial.seed):
+    for r in sorted((r for m in LM_METHODS for r in _of(results, m)),
+                    key=lambda r: (LM_METHODS.index(r.trial.method), r.trial.seed)):
         src = r.metrics.get("best_source")
         if not src:
             continue
         which = ("the SREX port itself (no sampled operator beat it on the training "
                  "instances)" if r.metrics.get("best_is_expert") else "written by the model")
-        out.append(f"code-lm operator tested for training seed {r.trial.seed}, {which}: "
+        out.append(f"{r.trial.method} operator tested for training seed {r.trial.seed}, {which}: "
                    f"held-out gap {r.metrics.get('test_gap', math.nan):.3f} % (SREX "
                    f"{r.metrics.get('srex_test_gap', math.nan):.3f} %)\n\n```python\n"
                    f"{src.rstrip()}\n```")
