@@ -87,7 +87,7 @@ def test_quick_params_do_not_carry_the_instance_source(monkeypatch, tmp_path):
                                 train_instances=3, test_n=(300, 310), test_instances=2)
     monkeypatch.setenv("OPTZOO_DATA", str(CVRP))
     if any(CVRP.glob("X-n*-k*.vrp")):
-        x_params = trials(x_cfg)[0].params
+        x_params = next(t for t in trials(x_cfg) if t.method == "rfthgs").params
         assert set(x_params) == old_fields | {"instance_source", "train_names", "test_names"}
 
 
@@ -317,3 +317,11 @@ def test_a_local_lm_trial_runs_a_saved_model_end_to_end(tmp_path):
     assert "def crossover" in out["best_source"]
     notes = repro._notes(cfg, [Result(trial, out)])
     assert any(str(folder) in n and "claims (g)-(i)" in n for n in notes)
+
+
+def test_the_pretraining_code_lm_trial_runs_first_and_the_other_lm_trials_last():
+    ts = trials(PRESETS["quick"])
+    assert (ts[0].method, ts[0].seed) == ("code-lm", 0)
+    assert [t.method for t in ts[-2:]] == ["code-lm", "code-lm"]
+    assert sorted((t.method, t.seed) for t in ts) == sorted(
+        (m, s) for m in PRESETS["quick"].methods for s in range(PRESETS["quick"].seeds))
