@@ -317,6 +317,12 @@ def test_a_local_lm_trial_runs_a_saved_model_end_to_end(tmp_path):
     assert "def crossover" in out["best_source"]
     notes = repro._notes(cfg, [Result(trial, out)])
     assert any(str(folder) in n and "claims (g)-(i)" in n for n in notes)
+    # a model stored in bfloat16 is fine-tuned in float32: bfloat16 weights would round the
+    # loop's lr-1e-6 steps away
+    save_causal_lm(lm.model.to(torch.bfloat16), lm.tokenizer, tmp_path / "bf16")
+    gen = repro._local_lm_policy(dataclasses.replace(cfg, local_lm_path=str(tmp_path / "bf16")),
+                                 {}, "cpu")
+    assert {p.dtype for p in gen.model.parameters()} == {torch.float32}
 
 
 def test_the_pretraining_code_lm_trial_runs_first_and_the_other_lm_trials_last():

@@ -73,7 +73,7 @@ The untrained generator's statistics are the first step of each run.
 ``local-lm`` (issue 25, "any local code model"): the same loop with a Hugging Face causal LM
 from a local folder (a user's Qwen2.5-Coder, for example) as the generator, through
 :class:`~optzoo.routing.lm_generator.LMGenerator` (loaded with ``local_files_only``: nothing
-is downloaded; bfloat16 on CUDA).  No preset runs it by default, as no model can be shipped;
+is downloaded).  No preset runs it by default, as no model can be shipped;
 the paper-sized run is ``full`` with it added, on a GPU::
 
     optzoo reproduce rfthgs --preset full --device cuda \
@@ -81,8 +81,11 @@ the paper-sized run is ``full`` with it added, on a GPU::
 
 Its lr (``local_lm_lr`` = 1e-6, the order verl's GRPO recipes use for 7B-14B actors) and
 completion cap (``local_lm_max_new_tokens`` = 8192, the paper's) are its own fields, so adding
-it changes no other method's trial keys.  Each trial fine-tunes its own copy (Adam over all
-weights: about 16 bytes per parameter on the device, so 7B models need about 120 GB).  It
+it changes no other method's trial keys.  Each trial fine-tunes its own copy in float32: a
+bfloat16 weight keeps about 3 significant digits, so Adam's steps of ~1e-6 on weights of ~1e-2
+would round away and the model would not move (verl keeps float32 master weights for the same
+reason).  Weights, gradients and Adam's two moments take 16 bytes per parameter on the device:
+a 7B model needs about 112 GB before activations, a 1.5B-3B model fits a 40-80 GB GPU.  It
 gets the code LM's claims (g)-(i), the counterparts of (d)-(f).
 
 Claims (thresholds fixed before any run), each decided by a test of
@@ -603,15 +606,15 @@ def _code_lm_policy(cfg: RFTHGSRepro, res: dict):
 
 def _local_lm_policy(cfg: RFTHGSRepro, res: dict, device: str):
     """The user's local Hugging Face causal LM (``local_lm_path``) as the loop's generator, in
-    bfloat16 on CUDA; its size goes into ``res``."""
+    float32 (module docstring: bfloat16 weights would not move at lr 1e-6); its size goes into
+    ``res``."""
     import torch
 
     from optzoo.routing.lm_generator import LMGenerator
 
     dev = torch.device(device)
     gen = LMGenerator.from_pretrained(
-        str(Path(cfg.local_lm_path).expanduser()), device=str(dev),
-        dtype=torch.bfloat16 if dev.type == "cuda" else None,
+        str(Path(cfg.local_lm_path).expanduser()), device=str(dev), dtype=torch.float32,
         max_new_tokens=cfg.local_lm_max_new_tokens)
     res["lm_parameters"] = int(sum(p.numel() for p in gen.model.parameters()))
     return gen
