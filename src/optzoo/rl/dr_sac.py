@@ -76,6 +76,12 @@ from torch.nn import functional as F
 from optzoo.checks import check_real
 from optzoo.errors import ConfigError
 
+# Adam's fused kernel where torch has it on the CPU (>= 2.4), else its foreach path: a DR-SAC
+# update takes 21.5 ms fused against 25.7 ms foreach (hidden 64, 50 next-state samples, batch
+# 256; 20 interleaved pairs in one process); the update is the same up to float rounding.
+_ADAM = ({"fused": True} if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4)
+         else {"foreach": True})
+
 # -- the KL-DRO dual ---------------------------------------------------------------------------
 
 
@@ -486,10 +492,10 @@ class DRSAC:
         self.q1, self.q2 = mlp([sd + ad, *h, 1]).to(dev), mlp([sd + ad, *h, 1]).to(dev)
         self.v = mlp([sd, *h, 1]).to(dev)
         self.v_target = copy.deepcopy(self.v).requires_grad_(False)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, foreach=True)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, **_ADAM)
         self.q_opt = torch.optim.Adam([*self.q1.parameters(), *self.q2.parameters()],
-                                      lr=cfg.critic_lr, foreach=True)
-        self.v_opt = torch.optim.Adam(self.v.parameters(), lr=cfg.critic_lr, foreach=True)
+                                      lr=cfg.critic_lr, **_ADAM)
+        self.v_opt = torch.optim.Adam(self.v.parameters(), lr=cfg.critic_lr, **_ADAM)
         self.log_alpha = torch.tensor(math.log(cfg.alpha), device=dev, requires_grad=True)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.critic_lr)
         self.target_entropy = -float(ad)
@@ -497,9 +503,9 @@ class DRSAC:
         if cfg.robust:
             self.model = TransitionVAE(sd, ad, h, cfg.latent_dim).to(dev)
             self.model_opt = torch.optim.Adam(self.model.parameters(), lr=cfg.model_lr,
-                                              foreach=True)
+                                              **_ADAM)
             self.g = mlp([sd + ad, *h, 1]).to(dev)
-            self.g_opt = torch.optim.Adam(self.g.parameters(), lr=cfg.dual_lr, foreach=True)
+            self.g_opt = torch.optim.Adam(self.g.parameters(), lr=cfg.dual_lr, **_ADAM)
         self.steps = 0
         self.model_steps = 0
         self.timing = {"update_s": 0.0, "model_pretrain_s": 0.0}
