@@ -187,8 +187,6 @@ class LMGenerator(torch.nn.Module):
             raise ValueError("children: expected at least one completion")
         per_forward = self.logprob_batch or (8 if self.device.type == "cuda" else 1)
         seqs = [torch.cat([c.prompt_ids, c.completion_ids]) for c in children]
-        width = max(len(c.completion_ids) for c in children)
-        mask = torch.zeros(len(children), width, device=self.device)
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         chunks = [order[k: k + per_forward] for k in range(0, len(order), per_forward)]
         rows: dict[int, torch.Tensor] = {}
@@ -207,10 +205,10 @@ class LMGenerator(torch.nn.Module):
                                         / self.temperature, -1)
                 rows[i] = row.gather(-1, c.completion_ids.unsqueeze(-1))[:, 0]
         # assembled by stacking, not by in-place writes, so that autograd sees one graph
-        logp = torch.nn.utils.rnn.pad_sequence([rows[i] for i in range(len(children))],
+        ordered = [rows[i] for i in range(len(children))]
+        logp = torch.nn.utils.rnn.pad_sequence(ordered, batch_first=True)
+        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(r) for r in ordered],
                                                batch_first=True)
-        for i, c in enumerate(children):
-            mask[i, : len(c.completion_ids)] = 1.0
         return logp, mask
 
     def sequence_log_probs(self, parents: Sequence, children: Sequence[Completion]

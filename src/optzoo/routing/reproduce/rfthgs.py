@@ -612,9 +612,8 @@ def _local_lm_policy(cfg: RFTHGSRepro, res: dict, device: str):
 
     from optzoo.routing.lm_generator import LMGenerator
 
-    dev = torch.device(device)
     gen = LMGenerator.from_pretrained(
-        str(Path(cfg.local_lm_path).expanduser()), device=str(dev), dtype=torch.float32,
+        str(Path(cfg.local_lm_path).expanduser()), device=device, dtype=torch.float32,
         max_new_tokens=cfg.local_lm_max_new_tokens)
     res["lm_parameters"] = int(sum(p.numel() for p in gen.model.parameters()))
     return gen
