@@ -332,3 +332,20 @@ def test_shared_batches_cut_the_variance_on_data_and_are_a_no_op_with_additive_n
 
     assert ratio("finite-sum") > 3.0
     assert 0.7 < ratio("gauss") < 1.4
+
+
+def test_full_grids_extend_quicks_downwards_at_equal_budget():
+    from optzoo.bilevel.reproduce.f2sa_p import REPRODUCTION, nu_limit
+
+    quick, full = REPRODUCTION.presets["quick"], REPRODUCTION.presets["full"]
+    # full's first audited picks sat on the low edges: its grids keep quick's points and
+    # add smaller ones, for every method alike (the same number of points per order)
+    for name in ("b_nus", "b_nu_fracs", "b_lrs", "b_stocbio_lrs"):
+        q, f = getattr(quick, name), getattr(full, name)
+        assert set(q) <= set(f) and min(f) < min(q) and max(f) == max(q), name
+    assert len(full.b_lrs) == len(full.b_stocbio_lrs)
+    for p in full.b_orders:
+        grid = full.nu_grid(p)
+        assert len(grid) == len(full.b_nus) and list(grid) == sorted(grid)
+        lim = nu_limit(p)
+        assert lim is None or max(grid) < lim

@@ -22,7 +22,13 @@ B. Stochastic comparison on problem A, d ∈ ``b_dims``, Gaussian noise σ = 0.1
    of its limit (its top value, 0.9 of the limit, stands for the hard limit: a best value
    there is no grid edge); F²SA's is ``b_nus`` (0.4, 0.8, 1.6: the old grid stopped at the
    optimum found, 0.4, for every method).  η ∈ ``b_lrs`` (0.01 … 1: 0.01 … 0.3 in the first
-   quick run, 1 added when F²SA-8's and F²SA-10's picks sat on 0.3, the edge).
+   quick run, 1 added when F²SA-8's and F²SA-10's picks sat on 0.3, the edge).  The full
+   preset (10× the budget, so smaller steps pay) extends every grid downwards, once: in its
+   first audited run the picks sat on the low edges (F²SA ν 0.4 at d = 10, F²SA-2 ν 0.45 at
+   d = 10 and 20, F²SA η 0.01 at d = 20, stocBiO α 0.01 at both), so full has ν ∈ (0.1, 0.2,
+   0.4, 0.8, 1.6) for F²SA, fractions (0.1, 0.2, 0.45, 0.7, 0.9) of the limit for the bounded
+   orders, η and α ∈ (0.001 … 1, 7 half-decade points) for every method.  Declared before that
+   run, not to be widened again after it; quick keeps its grids (its picks are interior).
    stocBiO: K = 10 steps of 0.5, Neumann η_N = 0.4 with Q = 10 terms, plain step α ∈
    ``b_stocbio_lrs``.  Tuning (disclosed): per (method, d) the grid point with the lowest mean
    over seeds of log10 ‖∇Φ‖_tail is reported — the same seeds are used for selection and report,
@@ -257,7 +263,11 @@ PRESETS = {
     # quick: b_budget 40000 -> 20000 for the wider grids (6 orders × 3 ν × 5 η) on 2 shared
     # cores; full keeps the brief's 2·10^5
     "quick": F2SAConfig(),
-    "full": F2SAConfig(seeds=5, b_dims=(10, 20), b_budget=200_000, c_steps=1000),
+    # full: the grids extended downwards once (module docstring, part B)
+    "full": F2SAConfig(seeds=5, b_dims=(10, 20), b_budget=200_000, c_steps=1000,
+                       b_nus=(0.1, 0.2, 0.4, 0.8, 1.6), b_nu_fracs=(0.1, 0.2, 0.45, 0.7, 0.9),
+                       b_lrs=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0),
+                       b_stocbio_lrs=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)),
 }
 
 
