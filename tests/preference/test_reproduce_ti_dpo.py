@@ -215,3 +215,32 @@ def test_the_control_claim_needs_harm_and_a_prior_that_acts():
     off = _claim_control(_control([0.7] * 3, [0.85] * 3, [0.5] * 3, [0.8] * 3),
                          replace(cfg, positions=("middle",)))
     assert isinstance(off, NotEvaluated)
+
+
+@pytest.mark.parametrize("method", ["dpo", "tidpo"])
+def test_cached_reference_logits_give_the_same_loss(method):
+    import optzoo.preference.reproduce.ti_dpo as mod
+
+    p = {**PRESETS["smoke"].to_dict(), "eta": 0.0}
+    model, ref = mod._model(p, 0), mod._model(p, 1)
+    pairs = [mod._pair(np.random.default_rng(3)) for _ in range(4)]
+    calls = []
+    real = mod._ref_logits
+
+    def counted(r, b):
+        calls.append(1)
+        return real(r, b)
+
+    cache: dict[int, torch.Tensor] = {}
+    plain = mod._loss(method, model, ref, pairs, p, 5)
+    mod._ref_logits = counted
+    try:
+        first = mod._loss(method, model, ref, pairs, p, 5, cache)
+        n_first = len(calls)
+        second = mod._loss(method, model, ref, pairs, p, 5, cache)
+    finally:
+        mod._ref_logits = real
+    # the frozen reference's logits on the batch are computed once and reused bit for bit
+    assert list(cache) == [5] and len(calls) - n_first == n_first - 1  # one forward fewer
+    assert torch.equal(plain.detach(), first.detach()) and torch.equal(first.detach(),
+                                                                       second.detach())

@@ -240,13 +240,21 @@ def _sft(model, rng: np.random.Generator, steps: int, batch: int, lr: float,
     model.eval()
 
 
-def _forward_terms(model, ref, b: dict[str, torch.Tensor]):
+def _forward_terms(model, ref, b: dict[str, torch.Tensor],
+                   ref_logits: torch.Tensor | None = None):
+    """ρ, mask and SeqKL of batch ``b``; ``ref_logits``: the frozen reference's logits on
+    ``b`` if already computed (the same for every method trained on that batch)."""
     from optzoo.preference import response_terms
 
     logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
-    with torch.no_grad():
-        ref_logits = ref(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
+    if ref_logits is None:
+        ref_logits = _ref_logits(ref, b)
     return response_terms(logits, ref_logits, b["input_ids"], b["completion_mask"])
+
+
+@torch.no_grad()
+def _ref_logits(ref, b: dict[str, torch.Tensor]) -> torch.Tensor:
+    return ref(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
 
 
 def _weights(model, b: dict[str, torch.Tensor], lam: float, prior: str = "gauss"
@@ -291,11 +299,19 @@ def _anchor_terms(model, ref, pairs, seed: int):
     return rho, mask
 
 
-def _loss(method: str, model, ref, pairs, p: dict[str, Any], step_seed: int) -> torch.Tensor:
+def _loss(method: str, model, ref, pairs, p: dict[str, Any], step_seed: int,
+          ref_cache: dict[int, torch.Tensor] | None = None) -> torch.Tensor:
+    """The method's loss on ``pairs``; ``ref_cache`` (keyed by ``step_seed``) keeps the
+    reference's logits on the batch, which every method of a trial sees alike."""
     from optzoo.preference import dpo_loss, tdpo_loss, ti_dpo_loss
 
     b = _batch(pairs)
-    rho, mask, kl = _forward_terms(model, ref, b)
+    ref_logits = None if ref_cache is None else ref_cache.get(step_seed)
+    if ref_logits is None:
+        ref_logits = _ref_logits(ref, b)
+        if ref_cache is not None:
+            ref_cache[step_seed] = ref_logits
+    rho, mask, kl = _forward_terms(model, ref, b, ref_logits)
     (rc, rr), (mc, mr), (kc, kr) = rho.chunk(2), mask.chunk(2), kl.chunk(2)
     beta, alpha = float(p["beta"]), float(p["alpha"])
     zero = torch.zeros_like(kc)
@@ -369,13 +385,14 @@ def run_trial(trial: Trial, device: str = "cpu") -> dict[str, Any]:
     dp = dpo_loss((rc * mc).sum(1), (rr * mr).sum(1), z, z, beta=float(p["beta"]))[0]
     out["reduction_gap"] = abs(float(ti) - float(dp))
     state = {k: v.clone() for k, v in base.state_dict().items()}
+    ref_cache: dict[int, torch.Tensor] = {}  # the frozen reference sees each batch once
     for method in methods:
         model = base
         model.load_state_dict(state)
         model.train()
         opt = torch.optim.Adam(model.parameters(), lr=float(p["lr"]))
         for step, pairs in enumerate(batches):
-            loss = _loss(method, model, ref, pairs, p, seed * 100_003 + step)
+            loss = _loss(method, model, ref, pairs, p, seed * 100_003 + step, ref_cache)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
