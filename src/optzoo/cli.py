@@ -253,31 +253,45 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if overrides and len(runnable) > 1:
         raise ConfigError("--set applies to one paper's preset; name a single slug")
 
-    from optzoo.experiment.runner import run
+    from optzoo.experiment.runner import run, run_all
     from optzoo.report.render import counts_text, verdict_counts, write_index
 
+    def one_by_one():
+        for paper in runnable:
+            try:
+                yield paper.slug, run(paper.slug, args.preset, seeds=args.seeds,
+                                      overrides=overrides, jobs=args.jobs,
+                                      backend=args.backend, address=args.address,
+                                      device=args.device, out=args.out,
+                                      progress=not args.quiet, seed_start=args.seed_start)
+            except Exception as err:  # noqa: BLE001 -- judged below, per paper
+                yield paper.slug, err
+
+    if len(runnable) > 1 and args.backend == "local":
+        # one budget of workers for all the papers: the next paper starts while the last
+        # trials of the current one finish (issue 29)
+        outcomes = run_all([p.slug for p in runnable], args.preset, seeds=args.seeds,
+                           jobs=args.jobs, device=args.device, out=args.out,
+                           progress=not args.quiet, seed_start=args.seed_start)
+    else:
+        outcomes = one_by_one()
     failed = []
     totals = {"held": 0, "not held": 0, "inconclusive": 0}
-    for paper in runnable:
-        try:
-            outcome = run(paper.slug, args.preset, seeds=args.seeds, overrides=overrides,
-                          jobs=args.jobs, backend=args.backend, address=args.address,
-                          device=args.device, out=args.out, progress=not args.quiet,
-                          seed_start=args.seed_start)
-        except OptzooError:  # a user or backend error: one line, no traceback
-            raise
-        except OSError as err:  # a full disk or a read-only folder: one line, the store is kept
-            print(f"optzoo: error: {paper.slug}: {err}", file=sys.stderr)
-            failed.append(paper.slug)
+    for slug, outcome in outcomes:
+        if isinstance(outcome, OptzooError):  # a user or backend error: one line, no traceback
+            raise outcome
+        if isinstance(outcome, OSError):  # a full disk or a read-only folder: the store is kept
+            print(f"optzoo: error: {slug}: {outcome}", file=sys.stderr)
+            failed.append(slug)
             continue
-        except Exception:  # one paper's failure must not lose the others' results
-            traceback.print_exc()
-            failed.append(paper.slug)
+        if isinstance(outcome, Exception):  # one paper's failure must not lose the others'
+            traceback.print_exception(outcome)
+            failed.append(slug)
             continue
         per_paper = verdict_counts(outcome.summary.claims)
         totals = {k: totals[k] + per_paper[k] for k in totals}
         counts = counts_text(per_paper, args.preset)
-        print(f"{paper.slug} [{args.preset}]: {counts}, "
+        print(f"{slug} [{args.preset}]: {counts}, "
               f"{outcome.ran} trials run, {outcome.skipped} resumed -> "
               f"{outcome.outdir / 'report.html'}")
     # the index lists every report under --out, so a one-paper run refreshes it too

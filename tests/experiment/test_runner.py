@@ -318,3 +318,74 @@ def test_an_unreachable_ray_address_fails_fast(tmp_path):
         run("_selftest", "smoke", backend="ray", address="127.0.0.1:1", out=tmp_path,
             progress=False)
     assert time.monotonic() - start < 15
+
+
+def _selftest_items(prefix: str, sleeps: list[float]) -> list[tuple[str, dict]]:
+    return [(f"{prefix}{i}", {"method": "hit-or-miss", "problem": "pi", "seed": i,
+                              "params": {"samples": 200, "sleep": s}})
+            for i, s in enumerate(sleeps)]
+
+
+def test_groups_share_the_workers_and_the_next_starts_before_the_last_round_ends():
+    from optzoo.experiment.backends import run_local_groups
+
+    # A: three 1.5 s trials on 2 workers, so its last round leaves a worker idle; B's two
+    # short trials fill it: B is done long before A's third trial (run one after another, B
+    # would start only after it)
+    groups = iter([("A", "_selftest", _selftest_items("a", [1.5, 1.5, 1.5])),
+                   ("B", "_selftest", _selftest_items("b", [0.05, 0.05]))])
+    events = list(run_local_groups(groups, "cpu", 2))
+    kinds = [(e[0], e[1]) for e in events]
+    assert kinds.count(("result", "A")) == 3 and kinds.count(("result", "B")) == 2
+    assert kinds.index(("done", "B")) < max(i for i, k in enumerate(kinds) if k == ("result", "A"))
+    assert kinds[-1] == ("done", "A")
+    a_pids = {e[4]["pid"] for e in events if e[:2] == ("result", "A")}
+    b_pids = {e[4]["pid"] for e in events if e[:2] == ("result", "B")}
+    assert not a_pids & b_pids  # each group in its own processes, as runs one after another
+
+
+def test_a_failing_group_does_not_stop_the_others(monkeypatch):
+    from optzoo.experiment.backends import run_local_groups
+
+    monkeypatch.setenv("OPTZOO_SELFTEST_FAIL_SEED", "1")
+    groups = iter([("A", "_selftest", _selftest_items("a", [0.0, 0.0, 0.0, 0.0])),
+                   ("B", "_selftest", [(f"b{i}", {"method": "quarter-circle", "problem": "pi",
+                                                  "seed": s, "params": {"samples": 200,
+                                                                        "sleep": 0.0}})
+                                       for i, s in enumerate((0, 2, 3))]),
+                   ("C", "_selftest", [])])
+    events = list(run_local_groups(groups, "cpu", 2))
+    errors = [e for e in events if e[0] == "error"]
+    assert len(errors) == 1 and errors[0][1] == "A" and "seed 1 fails" in str(errors[0][2])
+    assert ("done", "B") in [e[:2] for e in events] and ("done", "C") in [e[:2] for e in events]
+    assert sum(e[:2] == ("result", "B") for e in events) == 3
+    # A's trials that finished are yielded, the failing one is not
+    assert all(e[2] != "a1" for e in events if e[:2] == ("result", "A"))
+
+
+def test_run_all_equals_one_run_per_paper(tmp_path):
+    from optzoo.experiment.runner import run_all
+
+    slugs = ["_selftest", "decision-metrics"]
+    together = dict(run_all(slugs, "smoke", jobs=2, out=tmp_path / "all", progress=False))
+    assert set(together) == set(slugs)
+    for slug in slugs:
+        alone = run(slug, "smoke", jobs=1, out=tmp_path / "one", progress=False)
+        outcome = together[slug]
+        assert not isinstance(outcome, Exception), outcome
+        assert outcome.ran == alone.ran and outcome.summary.claims == alone.summary.claims
+        assert _metrics_by_key(tmp_path / "all" / slug / "smoke") == _metrics_by_key(
+            tmp_path / "one" / slug / "smoke")
+    again = dict(run_all(slugs, "smoke", jobs=2, out=tmp_path / "all", progress=False))
+    assert all(o.ran == 0 and o.skipped == together[s].ran for s, o in again.items())
+
+
+def test_run_all_reports_a_paper_that_cannot_open_and_runs_the_rest(tmp_path):
+    from optzoo.experiment.runner import run_all
+    from optzoo.experiment.store import RunLock
+
+    with RunLock(tmp_path / "_selftest" / "smoke"):  # another process holds this run
+        out = dict(run_all(["_selftest", "decision-metrics"], "smoke", jobs=2, out=tmp_path,
+                           progress=False))
+    assert "another optzoo process" in str(out["_selftest"])
+    assert out["decision-metrics"].ran > 0

@@ -151,6 +151,82 @@ def run_local(slug: str, items: Sequence[Item], device: str, jobs: int) -> Itera
         pool.shutdown(wait=clean, cancel_futures=not clean)
 
 
+def run_local_groups(groups: Iterator[tuple[Any, str, Sequence[Item]]], device: str,
+                     jobs: int) -> Iterator[tuple]:
+    """Several runs' trials on one budget of ``jobs`` busy workers (``reproduce all``, issue 29).
+
+    ``groups`` yields ``(tag, slug, items)`` per run; it is advanced only when a worker would
+    otherwise be idle, so a run is opened (its store read, its lock taken) just in time.  Each
+    group gets its own process pool, forked when its first trial is submitted, so trials of one
+    run never share a process with another run's (as when runs go one after another); what
+    changes is that the next run's trials start as soon as the current run has no trial left
+    to hand out, instead of after its last trial finished.  With runs one after another, a
+    core idled through every run's last round (29 % of the cores' time in stop 36's ``make
+    run``).  The earliest open group is served first, in its own order.
+
+    Yields ``("result", tag, key, metrics, meta)`` for every finished trial, then ``("done",
+    tag)`` once all of a group's trials are in, or ``("error", tag, exception)`` when one of
+    its trials raised: that group's trials not started yet are dropped, those running are
+    waited for and their results still yielded; the other groups go on.
+    """
+    from collections import deque
+
+    ctx = mp.get_context("spawn" if device == "cuda" else "fork")
+    live: dict[Any, dict[str, Any]] = {}  # tag -> pool, queue, running count, error
+    running: dict[Any, tuple[Any, str]] = {}  # future -> (tag, key)
+    more = True
+    try:
+        while True:
+            while len(running) < jobs:
+                tag = next((t for t, g in live.items() if g["queue"]), None)
+                if tag is None:
+                    if not more:
+                        break
+                    try:
+                        tag, slug, items = next(groups)
+                    except StopIteration:
+                        more = False
+                        break
+                    if not items:
+                        yield ("done", tag)
+                        continue
+                    if device != "cuda":
+                        _preimport()
+                    live[tag] = {"slug": slug, "pool": None, "queue": deque(items),
+                                 "running": 0, "error": None}
+                    continue
+                g = live[tag]
+                if g["pool"] is None:
+                    g["pool"] = ProcessPoolExecutor(max_workers=min(jobs, len(g["queue"])),
+                                                    mp_context=ctx)
+                key, trial = g["queue"].popleft()
+                running[g["pool"].submit(execute, g["slug"], trial, device)] = (tag, key)
+                g["running"] += 1
+            if not running:
+                return
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                tag, key = running.pop(fut)
+                g = live[tag]
+                g["running"] -= 1
+                err = fut.exception()
+                if err is None:
+                    metrics, meta = fut.result()
+                    yield ("result", tag, key, metrics, meta)
+                elif g["error"] is None:
+                    g["error"] = err
+                    g["queue"].clear()
+                if not g["running"] and not g["queue"]:
+                    del live[tag]
+                    g["pool"].shutdown(wait=True)
+                    yield ("error", tag, g["error"]) if g["error"] is not None else ("done", tag)
+    finally:
+        # On Ctrl-C or a caller that stops early: finished trials are already yielded.
+        for g in live.values():
+            if g["pool"] is not None:
+                g["pool"].shutdown(wait=False, cancel_futures=True)
+
+
 #: seconds to wait for a TCP answer from a Ray cluster's address before giving up
 CONNECT_TIMEOUT_S = 5.0
 

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import typing
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -122,6 +123,97 @@ def summarize_run(slug: str, repro: Reproduction, preset: str, cfg: Preset, outd
     return summary, results
 
 
+@dataclass
+class _OpenRun:
+    """A run between :func:`_open` and :func:`_close`: its lock is held, its store open."""
+
+    slug: str
+    preset: str
+    repro: Reproduction
+    cfg: Preset
+    outdir: Path
+    lock: RunLock
+    store: ResultStore
+    keyed: list
+    todo: list
+    bar: Progress
+    start: float
+
+    def __post_init__(self) -> None:
+        self.by_key = dict(self.keyed)
+
+    @property
+    def skipped(self) -> int:
+        return len(self.keyed) - len(self.todo)
+
+    def add(self, key: str, metrics: dict[str, Any], meta: dict[str, Any]) -> None:
+        self.store.append(key, self.slug, Result(self.by_key[key], metrics, meta))
+        self.bar.update()
+
+
+def _check_run_args(backend: str, device: str, jobs: int | None) -> int:
+    if backend not in backends.BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}; allowed: {', '.join(backends.BACKENDS)}")
+    check_device(device)
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ConfigError(f"--jobs: expected an integer >= 1, got {jobs}")
+    return jobs
+
+
+def _open(slug: str, preset: str, *, seeds: int | None, overrides: dict[str, str] | None,
+          out: Path | str, progress: bool, stream: TextIO | None,
+          seed_start: int | None) -> _OpenRun:
+    """Resolve ``slug``'s preset, take its run folder's lock and list the trials to run."""
+    paper = registry.get(slug)
+    repro: Reproduction = paper.load()
+    cfg = resolve_config(repro, preset, seeds, overrides, seed_start)
+    keyed = expected_trials(slug, repro, cfg)
+
+    if not str(out).strip():
+        raise ConfigError("--out: expected a folder path, got an empty string")
+    outdir = Path(out) / slug / preset
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ConfigError(f"--out {out}: a path on the way to {outdir} is a file, not a "
+                          f"folder") from None
+    except OSError as err:
+        raise StoreError(f"--out {out}: cannot create {outdir} ({err.strerror})") from None
+    lock = RunLock(outdir)  # a second process on the same --out stops here, naming this one
+    lock.__enter__()
+    try:
+        store = ResultStore(outdir / "trials.jsonl")
+        atomic_write_text(outdir / "run.json", json.dumps(
+            {"slug": slug, "preset": preset, "config": cfg.to_dict(),
+             "seed_start": cfg.seed_start}, indent=2) + "\n")
+        todo = [(k, t.to_dict()) for k, t in keyed if k not in store]
+        bar = Progress(f"{slug} [{preset}]", len(keyed), len(keyed) - len(todo),
+                       stream=stream, enabled=progress)
+    except BaseException:
+        lock.__exit__(None, None, None)
+        raise
+    return _OpenRun(slug, preset, repro, cfg, outdir, lock, store, keyed, todo, bar,
+                    time.monotonic())
+
+
+def _close(r: _OpenRun, *, device: str, backend: str, jobs: int) -> RunOutcome:
+    """Summarise a run whose trials are all stored, write its reports, release its lock."""
+    try:
+        seconds = time.monotonic() - r.start
+        extra = {"device": device, "backend": backend, "jobs": jobs, "seconds": seconds,
+                 "ran": len(r.todo), "resumed": r.skipped,
+                 "python": sys.version.split()[0]}
+        from optzoo.experiment.publish import source_commit
+
+        extra["commit"], extra["dirty"] = source_commit()  # published with the results
+        summary, results = summarize_run(r.slug, r.repro, r.preset, r.cfg, r.outdir, extra)
+    finally:
+        r.lock.__exit__(None, None, None)
+    return RunOutcome(r.slug, r.preset, r.outdir, summary, results, len(r.todo), r.skipped,
+                      seconds)
+
+
 def run(slug: str, preset: str = "quick", *, seeds: int | None = None,
         overrides: dict[str, str] | None = None, jobs: int | None = None,
         backend: str = "local", address: str | None = None, device: str = "cpu",
@@ -142,55 +234,92 @@ def run(slug: str, preset: str = "quick", *, seeds: int | None = None,
         out: root folder of runs.
         progress: show progress on ``stream`` (stderr by default).
     """
-    if backend not in backends.BACKENDS:
-        raise ConfigError(f"unknown backend {backend!r}; allowed: {', '.join(backends.BACKENDS)}")
-    check_device(device)
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs < 1:
-        raise ConfigError(f"--jobs: expected an integer >= 1, got {jobs}")
-    paper = registry.get(slug)
-    repro: Reproduction = paper.load()
-    cfg = resolve_config(repro, preset, seeds, overrides, seed_start)
-    keyed = expected_trials(slug, repro, cfg)
-
-    if not str(out).strip():
-        raise ConfigError("--out: expected a folder path, got an empty string")
-    outdir = Path(out) / slug / preset
+    jobs = _check_run_args(backend, device, jobs)
+    r = _open(slug, preset, seeds=seeds, overrides=overrides, out=out, progress=progress,
+              stream=stream, seed_start=seed_start)
     try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise ConfigError(f"--out {out}: a path on the way to {outdir} is a file, not a "
-                          f"folder") from None
-    except OSError as err:
-        raise StoreError(f"--out {out}: cannot create {outdir} ({err.strerror})") from None
-    with RunLock(outdir):  # a second process on the same --out stops here, naming this one
-        store = ResultStore(outdir / "trials.jsonl")
-        atomic_write_text(outdir / "run.json", json.dumps(
-            {"slug": slug, "preset": preset, "config": cfg.to_dict(),
-             "seed_start": cfg.seed_start}, indent=2) + "\n")
-
-        todo = [(k, t.to_dict()) for k, t in keyed if k not in store]
-        skipped = len(keyed) - len(todo)
-        bar = Progress(f"{slug} [{preset}]", len(keyed), skipped, stream=stream,
-                       enabled=progress)
-        start = time.monotonic()
         if backend == "ray":
-            finished = backends.run_ray(slug, todo, device, jobs, address)
+            finished = backends.run_ray(slug, r.todo, device, jobs, address)
         else:
-            finished = backends.run_local(slug, todo, device, jobs)
-        by_key = dict(keyed)
+            finished = backends.run_local(slug, r.todo, device, jobs)
         try:
             for key, metrics, meta in finished:
-                store.append(key, slug, Result(by_key[key], metrics, meta))
-                bar.update()
+                r.add(key, metrics, meta)
         finally:
-            bar.close()
-        seconds = time.monotonic() - start
-        extra = {"device": device, "backend": backend, "jobs": jobs, "seconds": seconds,
-                 "ran": len(todo), "resumed": skipped,
-                 "python": sys.version.split()[0]}
-        from optzoo.experiment.publish import source_commit
+            r.bar.close()
+    except BaseException:
+        r.lock.__exit__(None, None, None)
+        raise
+    return _close(r, device=device, backend=backend, jobs=jobs)
 
-        extra["commit"], extra["dirty"] = source_commit()  # published with the results
-        summary, results = summarize_run(slug, repro, preset, cfg, outdir, extra)
-    return RunOutcome(slug, preset, outdir, summary, results, len(todo), skipped, seconds)
+
+def run_all(slugs: Sequence[str], preset: str = "quick", *, seeds: int | None = None,
+            jobs: int | None = None, device: str = "cpu", out: Path | str = "runs",
+            progress: bool = True, stream: TextIO | None = None,
+            seed_start: int | None = None) -> Iterator[tuple[str, RunOutcome | Exception]]:
+    """Run several reproductions on one local budget of ``jobs`` workers (``reproduce all``).
+
+    The same trials, stores and reports as :func:`run` for each slug in turn, but the next
+    paper's trials start as soon as the current one has none left to hand out
+    (:func:`optzoo.experiment.backends.run_local_groups`), so no core waits through a paper's
+    last round.  Each paper's ``seconds`` is the wall time from its first trial handed out to
+    its summary, shared with its neighbours.  ``jobs == 1`` runs the papers one after another
+    in this process.
+
+    Yields ``(slug, outcome)`` as each paper finishes (not in the order of ``slugs``), where
+    ``outcome`` is a :class:`RunOutcome`, or the exception that stopped that paper (its stored
+    trials are kept; the other papers go on).  A caller that stops iterating (or Ctrl-C) stops
+    the remaining trials; what finished is stored.
+    """
+    jobs = _check_run_args("local", device, jobs)
+    kw = {"seeds": seeds, "overrides": None, "out": out, "progress": progress,
+          "stream": stream, "seed_start": seed_start}
+    if jobs == 1:
+        for slug in slugs:
+            try:
+                yield slug, run(slug, preset, jobs=1, device=device, **kw)
+            except Exception as err:  # noqa: BLE001 -- reported per paper by the caller
+                yield slug, err
+        return
+    opened: dict[str, _OpenRun] = {}
+    failed: list[tuple[str, Exception]] = []
+
+    def groups():
+        for slug in slugs:
+            try:
+                r = _open(slug, preset, **kw)
+            except Exception as err:  # noqa: BLE001 -- this paper only
+                failed.append((slug, err))
+                continue
+            opened[slug] = r
+            r.start = time.monotonic()
+            yield slug, slug, r.todo
+
+    events = backends.run_local_groups(groups(), device, jobs)
+    try:
+        for event in events:
+            while failed:
+                yield failed.pop(0)
+            kind, slug = event[0], event[1]
+            if kind == "result":
+                opened[slug].add(*event[2:])
+                continue
+            r = opened.pop(slug)
+            r.bar.close()
+            if kind == "error":
+                r.lock.__exit__(None, None, None)
+                yield slug, event[2]
+                continue
+            try:
+                outcome: RunOutcome | Exception = _close(r, device=device, backend="local",
+                                                         jobs=jobs)
+            except Exception as err:  # noqa: BLE001 -- a summary that fails: this paper only
+                outcome = err
+            yield slug, outcome
+        while failed:
+            yield failed.pop(0)
+    finally:
+        events.close()  # stops the pools now, not when the generator is collected
+        for r in opened.values():
+            r.bar.close()
+            r.lock.__exit__(None, None, None)
