@@ -50,6 +50,26 @@ def test_trial_is_deterministic_given_its_seed():
     assert execute("_selftest", t, "cpu")[0] == execute("_selftest", t, "cpu")[0]
 
 
+def test_torch_global_rng_is_seeded_per_trial(monkeypatch):
+    # library code draws from torch's global generator (BoTorch restarts, HF sampling): a
+    # trial must not see what the worker's earlier trials left in it
+    import dataclasses
+    import types
+
+    import torch
+
+    from optzoo import registry
+
+    repro = dataclasses.replace(registry.get("_selftest").load(),
+                                run_trial=lambda trial, device: {"u": float(torch.rand(()))})
+    monkeypatch.setattr(registry, "get", lambda slug: types.SimpleNamespace(load=lambda: repro))
+    t = {"method": "hit-or-miss", "problem": "pi", "seed": 7, "params": {"samples": 5}}
+    first = execute("_selftest", t, "cpu")[0]
+    torch.rand(100)  # an earlier trial's draws
+    assert execute("_selftest", t, "cpu")[0] == first
+    assert execute("_selftest", {**t, "seed": 8}, "cpu")[0] != first
+
+
 def test_run_writes_reports_and_resumes(tmp_path):
     first = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
     assert first.ran == 4 and first.skipped == 0

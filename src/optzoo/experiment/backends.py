@@ -83,8 +83,14 @@ def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, d
     """Run one trial of the reproduction ``slug``; returns ``(metrics, meta)``.
 
     Module-level so that process pools and Ray can ship it.  The process is set up for trials
-    once (:func:`prepare_worker`).  Global RNGs are seeded from the trial's seed as a safety
-    net; reproductions draw from their own seeded generators.
+    once (:func:`prepare_worker`).  Global RNGs -- ``random``, NumPy's legacy one and torch's
+    (when torch is imported) -- are seeded from the trial's seed, so that a trial gives the
+    same metrics whichever trials its worker ran before: library code draws from them where a
+    reproduction cannot pass a generator (BoTorch's restarts in ``optimize_acqf``, HF
+    ``generate``, ``torch.randn`` in model code).  Before stop 38 torch's was not seeded, and
+    the trials of les (GIBO), gn-ivo and bogrape, among others, depended on which trials had
+    run before them in the same worker: a ``make run`` could not reproduce their published
+    numbers.
     """
     from optzoo import registry
 
@@ -99,6 +105,9 @@ def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, d
         np.random.seed(trial.seed % 2**32)  # noqa: NPY002
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
+    torch = sys.modules.get("torch")
+    if torch is not None:  # not imported yet: it starts from its fixed default seed
+        torch.manual_seed(trial.seed)
     start = time.perf_counter()
     metrics = repro.run_trial(trial, device)
     seconds = time.perf_counter() - start

@@ -291,8 +291,7 @@ def run_all(slugs: Sequence[str], preset: str = "quick", *, seeds: int | None = 
             except Exception as err:  # noqa: BLE001 -- this paper only
                 failed.append((slug, err))
                 continue
-            opened[slug] = r
-            r.start = time.monotonic()
+            opened[slug] = r  # its clock starts now: when its first trial is handed out
             yield slug, slug, r.todo
 
     events = backends.run_local_groups(groups(), device, jobs)
