@@ -70,6 +70,29 @@ def test_torch_global_rng_is_seeded_per_trial(monkeypatch):
     assert execute("_selftest", {**t, "seed": 8}, "cpu")[0] != first
 
 
+def test_torch_is_seeded_when_the_trial_imports_it_first():
+    # a reproduction that imports torch inside run_trial: the worker's first trial must not
+    # draw from torch's fixed default seed while later ones draw from the seeded generator
+    code = """
+import dataclasses, sys, types
+from optzoo import registry
+from optzoo.experiment.backends import execute
+assert "torch" not in sys.modules
+def draw(trial, device):
+    import torch
+    return {"u": float(torch.rand(()))}
+repro = dataclasses.replace(registry.get("_selftest").load(), run_trial=draw)
+registry.get = lambda slug: types.SimpleNamespace(load=lambda: repro)
+t = {"method": "hit-or-miss", "problem": "pi", "seed": 7, "params": {"samples": 5}}
+first = execute("_selftest", t, "cpu")[0]
+sys.modules["torch"].rand(100)
+print(first == execute("_selftest", t, "cpu")[0])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "True", out.stderr
+
+
 def test_run_writes_reports_and_resumes(tmp_path):
     first = run("_selftest", "smoke", jobs=1, out=tmp_path, progress=False)
     assert first.ran == 4 and first.skipped == 0

@@ -7,6 +7,7 @@ in completion order; the runner stores each one the moment it arrives.  All of t
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing as mp
 import os
 import random
@@ -84,7 +85,7 @@ def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, d
 
     Module-level so that process pools and Ray can ship it.  The process is set up for trials
     once (:func:`prepare_worker`).  Global RNGs -- ``random``, NumPy's legacy one and torch's
-    (when torch is imported) -- are seeded from the trial's seed, so that a trial gives the
+    (when torch is installed) -- are seeded from the trial's seed, so that a trial gives the
     same metrics whichever trials its worker ran before: library code draws from them where a
     reproduction cannot pass a generator (BoTorch's restarts in ``optimize_acqf``, HF
     ``generate``, ``torch.randn`` in model code).  Before stop 38 torch's was not seeded, and
@@ -105,13 +106,28 @@ def execute(slug: str, trial_dict: dict[str, Any], device: str) -> tuple[dict, d
         np.random.seed(trial.seed % 2**32)  # noqa: NPY002
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
-    torch = sys.modules.get("torch")
-    if torch is not None:  # not imported yet: it starts from its fixed default seed
+    torch = _torch_if_installed()
+    if torch is not None:
         torch.manual_seed(trial.seed)
     start = time.perf_counter()
     metrics = repro.run_trial(trial, device)
     seconds = time.perf_counter() - start
     return _clean_metrics(slug, trial, metrics), {"seconds": seconds, "pid": os.getpid()}
+
+
+def _torch_if_installed():
+    """torch, imported if it is installed, else ``None``.
+
+    Imported even when the reproduction has not (yet) imported it: a reproduction that imports
+    torch inside ``run_trial`` would otherwise draw its first trial from torch's fixed default
+    seed and every later trial of the worker from the seeded generator, so a trial's metrics
+    would depend on whether it ran first.  The import is paid once per process (forked workers
+    inherit it from :func:`_preimport`).
+    """
+    torch = sys.modules.get("torch")
+    if torch is None and importlib.util.find_spec("torch") is not None:
+        import torch
+    return torch
 
 
 def _preimport() -> None:
@@ -120,9 +136,12 @@ def _preimport() -> None:
     torch imports ``torch._dynamo`` lazily when the first optimizer is built (≈ 2 CPU-s on the
     2-core development machine): paid in the parent, it is paid once per run of ``reproduce
     all`` instead of once per worker per reproduction (issue 29).  Only when the reproduction
-    already imported torch, so that a run without torch pays nothing.
+    already imported torch, so that a run without torch pays only torch's own import, which
+    :func:`execute` needs to seed it (done here, before the fork, so workers inherit it).
     """
-    if "torch" in sys.modules:
+    had_torch = "torch" in sys.modules
+    _torch_if_installed()
+    if had_torch:
         try:
             import torch._dynamo  # noqa: F401
         except ImportError:  # pragma: no cover - a torch build without dynamo: nothing to do
