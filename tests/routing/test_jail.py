@@ -44,6 +44,7 @@ import time
 import pytest
 
 from optzoo.routing import jail, sandbox, seccomp
+from optzoo.routing.forkserver import Forkserver
 from optzoo.routing.sandbox import (
     INSECURE,
     NO_CHILD,
@@ -413,19 +414,26 @@ class _Targets:
         shutil.rmtree(self.host_dir, ignore_errors=True)
 
 
-def _run_raw(ctx, snippets=RAW):
-    return run_untrusted(OP, job=f"{HERE}:_job_raw",
-                         args=([(label, code) for _, label, code in snippets], ctx),
-                         limits=Limits(wall_s=60, cpu_s=30, memory_mb=512))
+def _run_raw(ctx, snippets=RAW, forked=False):
+    """The RAW snippets in one jailed child: started alone (``run_untrusted``) or, ``forked``,
+    by a :class:`optzoo.routing.forkserver.Forkserver` (whose outer filter allows fork)."""
+    args = ([(label, code) for _, label, code in snippets], ctx)
+    limits = Limits(wall_s=60, cpu_s=30, memory_mb=512)
+    if not forked:
+        return run_untrusted(OP, job=f"{HERE}:_job_raw", args=args, limits=limits)
+    with Forkserver(f"{HERE}:_job_raw") as server:
+        return server.run(OP, args=args, limits=limits)
 
 
 USER_BOMBS = ("raw CPU bomb", "raw output flood", "forged setup_error", "operator memory bomb")
 """The bombs repeated by the ordinary user (the others differ from these only above the OS)."""
 
 
-def _bomb_outcomes(only: tuple[str, ...] | None = None) -> dict:
-    """Bombs and tricks that end the child: one run each; returns plain data."""
+def _bomb_outcomes(only: tuple[str, ...] | None = None, forked: bool = False) -> dict:
+    """Bombs and tricks that end the child: one run each (``forked``: all through fork servers,
+    one per job, each answering a benign operator after its bombs); returns plain data."""
     out = {}
+    servers: dict[str, Forkserver] = {}
     runs = {
         "raw CPU bomb": (OP, f"{HERE}:_job_cpu", Limits(wall_s=30, cpu_s=1, memory_mb=512)),
         "raw output flood": (OP, f"{HERE}:_job_flood",
@@ -448,16 +456,32 @@ def _bomb_outcomes(only: tuple[str, ...] | None = None) -> dict:
     for label, (source, job_name, limits) in runs.items():
         if only is not None and label not in only:
             continue
-        outcome = run_untrusted(source, job=job_name, args=() if "raw" in label or "forged"
-                                in label else (1, 2, 3, 4), limits=limits,
-                                arity=4)
+        args = () if "raw" in label or "forged" in label else (1, 2, 3, 4)
+        if forked:
+            server = servers.setdefault(job_name, Forkserver(job_name))
+            outcome = server.run(source, args=args, limits=limits, arity=4)
+        else:
+            outcome = run_untrusted(source, job=job_name, args=args, limits=limits, arity=4)
         out[label] = {"status": outcome.status, "reason": outcome.reason,
                       "stdout": len(outcome.stdout), "stderr": len(outcome.stderr),
                       "jail": outcome.jail}
+    if forked:
+        benign = servers.setdefault(f"{sandbox.__name__}:call_operator",
+                                    Forkserver(f"{sandbox.__name__}:call_operator"))
+        after = benign.run(OP, args=(1, 2, 3, 4), limits=FAST)
+        out["servers"] = {"benign after the bombs": [after.status, after.value],
+                          "restarts": sum(s.started - 1 for s in servers.values())}
+        for server in servers.values():
+            server.close()
     return out
 
 
 def _check_bombs(bombs: dict) -> None:
+    bombs = dict(bombs)
+    servers = bombs.pop("servers", None)
+    if servers is not None:
+        # The servers outlived every bomb (a child's end is not the server's) and still answer.
+        assert servers == {"benign after the bombs": ["ok", 1], "restarts": 0}, servers
     for label, row in bombs.items():
         assert row["jail"].startswith("bwrap"), (label, row)
         assert row["stdout"] <= 4096 and row["stderr"] <= 4096, (label, row)
@@ -510,6 +534,67 @@ def test_raw_corpus_is_contained_by_the_os_layer(monkeypatch):
     finally:
         targets.close()
     os.kill(os.getpid(), 0)  # the parent is alive
+
+
+def test_raw_corpus_is_contained_in_a_fork_server_child(monkeypatch):
+    """The same corpus in a child forked by a Forkserver: the server's outer filter allows fork,
+    so the child's own filter must deny it (the corpus checks clone/clone3/fork errnos)."""
+    targets = _Targets(marker="pytest")
+    monkeypatch.setenv("OZ_JAIL_SECRET", targets.secret)
+    try:
+        out = _run_raw(targets.ctx, forked=True)
+        assert out.status == "ok" and out.jail.endswith("fork server"), out
+        _check_raw(out.value, targets.ctx)
+        targets.assert_untouched()
+    finally:
+        targets.close()
+
+
+def test_bombs_in_fork_server_children_leave_the_servers_answering():
+    _check_bombs(_bomb_outcomes(forked=True))
+
+
+def _fresh_state_report() -> dict:
+    """Two operators through one fork server: the first leaves what it can (a module attribute,
+    files and an unreadable folder in /tmp, numpy's global draws), the second looks for it."""
+    leave = ("sys.modules['optzoo.routing.hgs'].OZ_MARK = os.getpid()\n"
+             "made = []\n"
+             "for name in ('/tmp/oz-left', '/tmp/oz-dir'):\n"
+             "    try:\n"
+             "        os.mkdir(name) if name.endswith('dir') else open(name, 'w').close()\n"
+             "        made.append(name)\n"
+             "    except OSError:\n"
+             "        pass\n"
+             "if '/tmp/oz-dir' in made:\n"
+             "    open('/tmp/oz-dir/inner', 'w').close()\n"
+             "    os.chmod('/tmp/oz-dir', 0)\n"
+             "import numpy\n"
+             "raise RuntimeError(repr([made, os.getpid(), float(numpy.random.random())]))")
+    look = ("import numpy\n"
+            "raise RuntimeError(repr([getattr(sys.modules['optzoo.routing.hgs'], 'OZ_MARK', "
+            "None), sorted(os.listdir('/tmp')), os.getpid(), float(numpy.random.random())]))")
+    import ast as _ast
+
+    with Forkserver(f"{HERE}:_job_raw") as server:
+        rows = []
+        for code in (leave, look):
+            out = server.run(OP, args=([("s", code)], {}), limits=FAST)
+            assert out.ok, out
+            text = out.value["s"][1].partition(": ")[2]
+            rows.append(_ast.literal_eval(text))
+        return {"made": rows[0][0], "mark": rows[1][0], "tmp": rows[1][1],
+                "pids": [rows[0][1], rows[1][1]], "draws": [rows[0][2], rows[1][2]],
+                "started": server.started}
+
+
+def test_each_fork_server_child_starts_from_the_clean_server():
+    report = _fresh_state_report()
+    assert report["mark"] is None and report["tmp"] == [], report
+    assert report["pids"][0] != report["pids"][1], report
+    assert report["draws"][0] != report["draws"][1], report  # numpy reseeded per child
+    if os.geteuid() == 0:
+        assert report["made"] == [], report  # root's tmpfs is closed to the uid-65534 child
+    # (as an ordinary user the child can write /tmp; the server empties it: see the user test)
 
 
 def test_bombs_end_with_a_clear_status_and_the_parent_unharmed():
@@ -567,6 +652,10 @@ def _as_user_report(ctx: dict) -> dict:
     report["static"] = static
     report["bombs"] = _bomb_outcomes(USER_BOMBS)
     report["private_home"] = _evaluate_from_private_home()
+    forked = _run_raw(ctx, forked=True)
+    report["raw_forked"] = forked.value if forked.ok else forked.to_dict()
+    report["bombs_forked"] = _bomb_outcomes(USER_BOMBS, forked=True)
+    report["fresh_state"] = _fresh_state_report()
     return report
 
 
@@ -675,6 +764,13 @@ def test_corpus_is_contained_as_an_ordinary_user():
         _check_bombs(report["bombs"])
         home = report["private_home"]
         assert home["status"] == "ok" and len(home["gaps"]) == 1, home
+        _check_raw(report["raw_forked"], targets.ctx)
+        _check_bombs(report["bombs_forked"])
+        fresh = report["fresh_state"]
+        # An ordinary user's child can write the jail's tmpfs; the server empties it, the
+        # unreadable folder included, before the next operator runs.
+        assert fresh["made"] == ["/tmp/oz-left", "/tmp/oz-dir"], fresh
+        assert fresh["tmp"] == [] and fresh["mark"] is None and fresh["started"] == 1, fresh
         targets.assert_untouched()
     finally:
         targets.close()

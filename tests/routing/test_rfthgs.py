@@ -270,7 +270,8 @@ def test_score_routes_and_sandboxed_evaluator():
         SandboxEvaluator([spec], [], 30)
 
 
-def test_sandbox_evaluator_hands_the_data_folder_to_the_child(monkeypatch, tmp_path):
+@pytest.mark.parametrize("path", ["fork server", "run_untrusted"])
+def test_sandbox_evaluator_hands_the_data_folder_to_the_child(monkeypatch, tmp_path, path):
     """The sandboxed child sees no environment: the parent resolves OPTZOO_DATA for it."""
     import shutil
     import types
@@ -292,5 +293,11 @@ def test_sandbox_evaluator_hands_the_data_folder_to_the_child(monkeypatch, tmp_p
 
     monkeypatch.setattr(sandbox, "run_untrusted", fake)
     ev = SandboxEvaluator([InstanceSpec.x("X-n101-k25")], [27591.0], iterations=1)
+    if path == "fork server":
+        server = types.SimpleNamespace(run=lambda source, args, limits: fake(source, None, args,
+                                                                             limits))
+        monkeypatch.setattr(ev, "_forkserver", lambda: server)
+    else:
+        monkeypatch.setattr(ev, "_forkserver", lambda: None)
     assert ev("def crossover(*a): pass", [0], seed=0)["status"] == "runtime"
     assert seen["args"][3] == str(data_root()) and str(tmp_path) in seen["args"][3]

@@ -85,13 +85,14 @@ _DENIED_ALWAYS = (
 )
 
 
+def _no_processes() -> list[seccomp.Rule]:
+    return [*seccomp.deny(("fork", "vfork")), seccomp.Rule("clone", "threads_only"),
+            seccomp.Rule("clone3", "deny", errno_value=38)]  # ENOSYS: glibc falls back to clone
+
+
 def outer_filter(allow_fork: bool, arch: str | None = None) -> bytes:
     """The filter bwrap installs before the interpreter starts (see the module docstring)."""
-    rules: list[seccomp.Rule] = []
-    if not allow_fork:
-        rules += seccomp.deny(("fork", "vfork"))
-        rules.append(seccomp.Rule("clone", "threads_only"))
-        rules.append(seccomp.Rule("clone3", "deny", errno_value=38))  # ENOSYS
+    rules: list[seccomp.Rule] = [] if allow_fork else _no_processes()
     rules += seccomp.deny(_DENIED_ALWAYS)
     rules += [seccomp.Rule(name, "not_init_or_group")
               for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")]
@@ -99,9 +100,16 @@ def outer_filter(allow_fork: bool, arch: str | None = None) -> bytes:
     return seccomp.compile_filter(rules, arch)
 
 
-def inner_filter(own_pid: int, allow_fork: bool, arch: str | None = None) -> bytes:
-    """The filter the child stacks once set up: no ``exec``; signals only to itself."""
+def inner_filter(own_pid: int, allow_fork: bool, arch: str | None = None,
+                 forked: bool = False) -> bytes:
+    """The filter the child stacks once set up: no ``exec``; signals only to itself.
+
+    ``forked``: the child was forked by a :class:`optzoo.routing.forkserver.Forkserver`, whose
+    outer filter must allow ``fork`` (the server forks); unless ``allow_fork`` the child then
+    denies process creation itself, as the outer filter does for a child started alone."""
     rules = [] if allow_fork else seccomp.deny(("execve", "execveat"))
+    if forked and not allow_fork:
+        rules += _no_processes()
     rules += [seccomp.Rule(name, "only_pid", pid=own_pid)
               for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")]
     return seccomp.compile_filter(rules, arch)
@@ -178,13 +186,19 @@ def read_only_paths(sys_path: Sequence[str], modules: Sequence[str]) -> list[str
 
 
 def bwrap_argv(jail: Jail, command: Sequence[str], env: Mapping[str, str], seccomp_fd: int,
-               ro_paths: Sequence[str]) -> list[str]:
-    """The bwrap command line that runs ``command`` jailed (see the module docstring)."""
+               ro_paths: Sequence[str], server: bool = False) -> list[str]:
+    """The bwrap command line that runs ``command`` jailed (see the module docstring).
+
+    ``server``: the command is a :class:`optzoo.routing.forkserver.Forkserver`, which as root
+    also keeps ``CAP_KILL`` to end its uid-65534 children at their wall-clock limit (a child
+    loses every capability when it drops to 65534)."""
     argv = [jail.bwrap]
     if jail.as_root:
         argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                  "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID",
                  "--cap-add", "CAP_SETGID"]
+        if server:
+            argv += ["--cap-add", "CAP_KILL"]
     else:
         argv += ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY)]
     argv += ["--die-with-parent", "--new-session", "--hostname", "jail", "--clearenv"]
@@ -216,15 +230,16 @@ def bwrap_argv(jail: Jail, command: Sequence[str], env: Mapping[str, str], secco
 
 def jailed_popen(jail: Jail, command: Sequence[str], env: Mapping[str, str],
                  ro_paths: Sequence[str], allow_fork: bool, pass_fds: Sequence[int] = (),
-                 **popen_kwargs) -> subprocess.Popen:
-    """Start ``command`` in the jail (stdin/stdout/stderr as ``popen_kwargs`` say)."""
+                 server: bool = False, **popen_kwargs) -> subprocess.Popen:
+    """Start ``command`` in the jail (stdin/stdout/stderr as ``popen_kwargs`` say; ``server``
+    as in :func:`bwrap_argv`)."""
     program = outer_filter(allow_fork)
     read_fd, write_fd = os.pipe()
     try:
         os.write(write_fd, program)  # a few hundred bytes: far below the pipe's capacity
         os.close(write_fd)
         write_fd = -1
-        argv = bwrap_argv(jail, command, env, read_fd, ro_paths)
+        argv = bwrap_argv(jail, command, env, read_fd, ro_paths, server)
         return subprocess.Popen(argv, env=dict(env), pass_fds=(read_fd, *pass_fds),
                                 close_fds=True, **popen_kwargs)
     finally:

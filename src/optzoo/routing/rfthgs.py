@@ -582,8 +582,12 @@ class SandboxEvaluator:
     for ``iterations`` on the chosen training instances and one seed, per-instance gap to the
     reference cost.
 
-    The operator runs only inside :func:`optzoo.routing.sandbox.run_untrusted` (static check,
-    separate limited process); the child returns the best routes and the parent rebuilds and
+    The operator runs only in the sandbox (static check, separate limited process in the
+    operating-system jail): through one :class:`optzoo.routing.forkserver.Forkserver` per
+    evaluator where a jail can be built (a fresh confined child per operator without a new
+    interpreter: about 0.05 s instead of 0.5 s of start-up per evaluation), else through
+    :func:`optzoo.routing.sandbox.run_untrusted`, which refuses to run without a jail unless
+    ``insecure``.  The child returns the best routes and the parent rebuilds and
     scores them against its own data (:func:`optzoo.routing.hgs.score_routes`), so a child
     cannot forge its cost. An instance where the run ends with no feasible solution has an
     infinite gap (the reward then takes the floor).
@@ -610,6 +614,23 @@ class SandboxEvaluator:
         self.limits = limits or Limits(wall_s=60, cpu_s=60, memory_mb=1024)
         self.insecure = bool(insecure)
         self._data = {}
+        self._server = None
+
+    def _forkserver(self):
+        """The evaluator's fork server; None where jobs fork or no jail can be built."""
+        from optzoo.routing import jail
+        from optzoo.routing.forkserver import Forkserver
+
+        if self.limits.allow_fork or jail.probe()[0] is None:
+            return None
+        if self._server is None:
+            self._server = Forkserver("optzoo.routing.hgs:best_routes")
+        return self._server
+
+    def close(self) -> None:
+        """End the evaluator's fork server (it also ends with this process)."""
+        if self._server is not None:
+            self._server.close()
 
     def _load(self, i: int):
         if i not in self._data:
@@ -628,10 +649,14 @@ class SandboxEvaluator:
 
             root = str(data_root())
         # best_routes.sandbox_prepare loads the instances in this process: the child gets data.
-        extra = {"insecure": True} if self.insecure else {}
-        out = run_untrusted(source, job="optzoo.routing.hgs:best_routes",
-                            args=(specs, self.iterations, int(seed), root), limits=self.limits,
-                            **extra)
+        args = (specs, self.iterations, int(seed), root)
+        server = self._forkserver()
+        if server is not None:
+            out = server.run(source, args=args, limits=self.limits)
+        else:
+            extra = {"insecure": True} if self.insecure else {}
+            out = run_untrusted(source, job="optzoo.routing.hgs:best_routes", args=args,
+                                limits=self.limits, **extra)
         if not out.ok:
             return {"status": out.status, "source": source, "reason": out.reason}
         gaps = []

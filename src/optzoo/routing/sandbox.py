@@ -828,11 +828,21 @@ def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, li
             if stream is not None:
                 stream.close()
         os.close(result_r)
-    wall = time.monotonic() - start
-    tails = {"stdout": _tail_text(exchange.stdout, limits),
-             "stderr": _tail_text(exchange.stderr, limits),
-             "jail": box.name if box is not None else INSECURE}
-    started, message = _parse_result(exchange.result) if not exchange.overflow else (True, None)
+    return _finish(job, limits, exchange.result, exchange.overflow, exchange.stdout,
+                   exchange.stderr, returncode, timed_out, time.monotonic() - start,
+                   box.name if box is not None else INSECURE, bwrap=box is not None)
+
+
+def _finish(job: str, limits: Limits, result: bytearray, overflow: bool, stdout: bytearray,
+            stderr: bytearray, returncode: int, timed_out: bool, wall: float, jail_name: str,
+            bwrap: bool) -> Outcome:
+    """The :class:`Outcome` of one child from what it left: its result pipe, output tails,
+    exit status (``bwrap``: the status is bwrap's, which reports a signal as 128 + signal) and
+    whether the wall clock ran out.  Shared by :func:`run_untrusted` and
+    :class:`optzoo.routing.forkserver.Forkserver`."""
+    tails = {"stdout": _tail_text(stdout, limits), "stderr": _tail_text(stderr, limits),
+             "jail": jail_name}
+    started, message = _parse_result(result) if not overflow else (True, None)
     if message is not None and message["status"] == "setup_error":
         if not started:
             raise SandboxError(f"sandbox child could not set up job {job!r}: "
@@ -846,19 +856,18 @@ def _run_child(source: str, job: str, entry: str, arity: int, payload: bytes, li
     if timed_out:
         return Outcome("timeout", reason=f"wall-clock limit of {limits.wall_s:g} s exceeded; "
                                          "process group killed", wall_s=wall, **tails)
-    if not started and not exchange.overflow:
+    if not started and not overflow:
         # Nothing untrusted ran yet (the marker precedes it): the jail or the interpreter
         # failed to start, which is never the operator's fault.
         last = tails["stderr"].strip().splitlines()[-1:] or [""]
         raise SandboxError(f"the sandbox child ended (status {returncode}) before running the "
                            f"operator, in jail {tails['jail']!r}"
                            + (f": {last[0]}" if last[0] else ""))
-    if exchange.overflow:
+    if overflow:
         reason = f"result larger than max_result_bytes={limits.max_result_bytes}"
     elif returncode < 0:
         reason = _signal_reason(-returncode, limits)
-    elif box is not None and returncode > 128 and "bwrap" not in tails["stderr"]:
-        # bwrap reports a child killed by a signal as exit status 128 + signal.
+    elif bwrap and returncode > 128 and "bwrap" not in tails["stderr"]:
         reason = _signal_reason(returncode - 128, limits)
     else:
         last = tails["stderr"].strip().splitlines()[-1:] or [""]
@@ -1140,7 +1149,8 @@ def _footprint_mb() -> float:
     return 0.0
 
 
-def _confine(limits: Limits, parent_pid: int | None, jailed: bool = False) -> None:
+def _confine(limits: Limits, parent_pid: int | None, jailed: bool = False,
+             forked: bool = False) -> None:
     """Rlimits, prctl hardening, privilege drop and (in the jail) the inner seccomp filter;
     raises on anything that did not take."""
     import resource
@@ -1174,7 +1184,7 @@ def _confine(limits: Limits, parent_pid: int | None, jailed: bool = False) -> No
     if jailed:
         # bwrap's filter is in place since exec; stack the stricter one now that the child no
         # longer needs exec or signals to others (its pid is its own in the PID namespace).
-        seccomp.install(jail.inner_filter(os.getpid(), limits.allow_fork))
+        seccomp.install(jail.inner_filter(os.getpid(), limits.allow_fork, forked=forked))
     # The parent died before the death signal was armed (in the jail the parent is bwrap's
     # init, and --die-with-parent covers the same race).
     if parent_pid is not None and os.getppid() != parent_pid:
@@ -1241,7 +1251,8 @@ def _child_main(header: dict[str, Any], payload: bytes) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             code = compile(source, FILENAME, "exec", dont_inherit=True) if verdict.ok else None
-        _confine(limits, header["parent_pid"], bool(header.get("jailed")))
+        _confine(limits, header["parent_pid"], bool(header.get("jailed")),
+                 bool(header.get("forked")))
     except BaseException as exc:
         _send(fd, {"status": "setup_error", "reason": f"{type(exc).__name__}: {exc}"})
         os._exit(0)
