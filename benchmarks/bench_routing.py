@@ -7,7 +7,11 @@
   also carries the gap to the BKS, mean over seeds, beside PyVRP's own reference at 800
   iterations (~0.005 %, ~0.7 %, ~0.7 % on X-n101-k25, X-n148-k46, X-n200-k36);
 * ``run_hgs(data, python_srex)`` -- SREX rewritten in plain Python, the form generated
-  operators take -- against ``pyvrp.solve`` (equal costs asserted; no target).
+  operators take -- against ``pyvrp.solve`` (equal costs asserted; no target);
+* the RFTHGS evaluator on quick's workload (the grammar's SREX-like expert, 100 HGS iterations
+  on three generated instances of 30-50 clients, one evaluation per seed) through its fork
+  server against one jail and interpreter per operator (``run_untrusted``), interleaved; equal
+  gaps asserted.  The difference is the interpreter start-up the server saves.
 
 After a short warm-up of both, runs of ours and of the peer alternate seed by seed (and which
 side goes first alternates), so machine noise hits both alike.
@@ -96,7 +100,39 @@ def bench_hgs_python_srex_vs_solve() -> dict:
     return _compare(INSTANCES[0], python_srex, "python_srex", None)
 
 
-BENCHMARKS = [bench_hgs_srex_callable_vs_solve, bench_hgs_python_srex_vs_solve]
+def bench_evaluator_forkserver_vs_one_jail_per_operator() -> dict:
+    from optzoo.routing.crossover_dsl import EXPERT, render
+    from optzoo.routing.reproduce.rfthgs import instance_specs
+    from optzoo.routing.rfthgs import SandboxEvaluator
+
+    specs = instance_specs(3, (30, 50), 1000, 200)
+    source = render(EXPERT)
+    server = SandboxEvaluator(specs, [1.0] * 3, 100)
+    alone = SandboxEvaluator(specs, [1.0] * 3, 100)
+    alone._forkserver = lambda: None
+    server(source, [0, 1, 2], 0)  # warm-up: the server starts, instances load
+    alone(source, [0, 1, 2], 0)
+    times = {"server": 0.0, "alone": 0.0}
+    seeds = range(6)
+    try:
+        for seed in seeds:
+            order = (("server", server), ("alone", alone))
+            gaps = []
+            for name, ev in order if seed % 2 == 0 else order[::-1]:
+                out, dt = _timed(lambda ev=ev, seed=seed: ev(source, [0, 1, 2], seed))
+                assert out["status"] == "ok", out
+                times[name] += dt
+                gaps.append(out["gaps"])
+            assert gaps[0] == gaps[1], (seed, gaps)
+    finally:
+        server.close()
+    return {"name": f"routing: RFTHGS evaluation x{len(seeds)} (quick's workload)",
+            "method": "SandboxEvaluator (fork server)", "peer": "run_untrusted per operator",
+            "method_s": times["server"], "peer_s": times["alone"]}
+
+
+BENCHMARKS = [bench_hgs_srex_callable_vs_solve, bench_hgs_python_srex_vs_solve,
+              bench_evaluator_forkserver_vs_one_jail_per_operator]
 
 
 if __name__ == "__main__":
@@ -106,7 +142,7 @@ if __name__ == "__main__":
         row = fn()
         print(f"{row['name']:<50} {row['method']:<32} {row['method_s']:8.2f} s vs "
               f"{row['peer_s']:8.2f} s  ratio {row['method_s'] / row['peer_s']:.3f}")
-        for r in row.get("per_instance", [row]):
+        for r in row.get("per_instance", [row] if "instance" in row else []):
             print(f"    {r['instance']}: ratio {r['method_s'] / r['peer_s']:.3f}, gap to BKS "
                   f"{r['mean_gap_pct']:.3f} % (seeds {[round(g, 3) for g in r['gaps_pct']]}; "
                   f"PyVRP reference ~{r['pyvrp_reference_gap_pct']} %)")

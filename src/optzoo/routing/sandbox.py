@@ -88,6 +88,8 @@ depth, four layers:
    and the child drops to the real host uid 65534 instead).
    The parent enforces ``wall_s`` and then kills the whole process group, also after a normal
    exit (leftover grandchildren die too); it reads at most ``max_result_bytes`` of the answer.
+   :class:`optzoo.routing.forkserver.Forkserver` gives the same child without the interpreter
+   start-up: one jailed server forks it (that module says what differs and why it holds).
 4. An integrity check in the child: the attributes of every mutable class of the ``pyvrp``,
    ``numpy`` and ``optzoo`` modules and of the job's module are recorded before the operator
    runs and compared after the job returns; a change is a ``runtime_error`` (a crossover that
