@@ -79,6 +79,18 @@ def test_the_server_outlives_timeouts_and_crashes_of_its_children():
         assert ok.ok and ok.value == [1, 2, 3, 4] and server.started == 1, ok
 
 
+def test_a_child_that_closes_its_pipes_and_sleeps_still_times_out():
+    """The server waits for the child's exit, not only for its pipes, up to the deadline."""
+    job = "tests.routing.test_jail:_job_raw"
+    quiet = "os.close(1)\nos.close(2)\nos.close(3)\ntime.sleep(60)"
+    with Forkserver(job) as server:
+        out = server.run(src("return 1"), args=([("quiet", quiet)], {}),
+                         limits=Limits(wall_s=1.5, cpu_s=30, memory_mb=512))
+        assert out.status == "timeout" and out.wall_s < 1.5 + forkserver.REPLY_GRACE_S, out
+        again = server.run(src("return 1"), args=([("x", "proof = 1")], {}), limits=FAST)
+        assert again.ok and server.started == 1, again
+
+
 def test_a_killed_server_is_restarted_for_the_next_operator():
     with Forkserver(CALL) as server:
         assert server.run(OPERATORS["value"], args=(1, 2, 3, 4), limits=FAST).ok

@@ -386,6 +386,17 @@ def _evaluate(header: dict[str, Any], payload: bytes) -> bytes:
                     buf += chunk
                     del buf[:max(0, len(buf) - limits.max_output_bytes)]
     clean = True
+    status = None
+    while not timed_out:
+        # The pipes can close before the child ends (it may close them and sleep): wait for
+        # its exit up to the same deadline.
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() >= deadline:
+            timed_out = True
+        else:
+            time.sleep(0.01)
     if timed_out:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -396,7 +407,8 @@ def _evaluate(header: dict[str, Any], payload: bytes) -> bytes:
             # dies with it (its parent-death signal); the parent starts a new server.
             clean = False
     if clean:
-        _, status = os.waitpid(pid, 0)
+        if status is None or timed_out:
+            _, status = os.waitpid(pid, 0)
         returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         clean = _empty_tmp()
     else:
