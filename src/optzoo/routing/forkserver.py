@@ -353,7 +353,7 @@ def _evaluate(header: dict[str, Any], payload: bytes) -> bytes:
             os.dup2(pipes[2][1], 3)
             null = os.open("/dev/null", os.O_RDONLY)
             os.dup2(null, 0)
-            os.closerange(4, 1 << 16)
+            os.closerange(4, _fd_limit())
             _reseed_numpy()
             sandbox._child_main({**header, "result_fd": 3, "parent_pid": server}, payload)
         finally:
@@ -419,6 +419,13 @@ def _evaluate(header: dict[str, Any], payload: bytes) -> bytes:
             "stdout": len(bufs[0]), "stderr": len(bufs[1]), "result": len(bufs[2]),
             "wall_s": time.monotonic() - start, "restart": not clean}
     return json.dumps(meta).encode() + b"\n" + bytes(bufs[0] + bufs[1] + bufs[2])
+
+
+def _fd_limit() -> int:
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return 1 << 20 if hard == resource.RLIM_INFINITY else max(int(hard), 1 << 10)
 
 
 def _reseed_numpy() -> None:
